@@ -1,0 +1,306 @@
+"""Command line: `ragdesk [FOLDER]` opens the window; `ragdesk index|search|prompt|analyze|eval` are headless."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+SUBCOMMANDS = ("index", "search", "prompt", "analyze", "eval")
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line on stderr, exit status 2."""
+
+
+def _add_index_options(p: argparse.ArgumentParser) -> None:
+    from .core.chunking import CHUNKERS
+
+    p.add_argument("--index-dir", help="where the index lives (default: per-user cache, one folder per notes folder)")
+    p.add_argument("--chunker", choices=CHUNKERS, default="markdown", help="how notes are cut (default: markdown)")
+    p.add_argument("--chunk-size", type=int, default=80, help="target words per chunk (default: 80)")
+    p.add_argument("--overlap", type=int, default=20, help="words shared by neighbouring chunks (default: 20)")
+    p.add_argument("--extensions", default=None, help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org)")
+    p.add_argument("--max-mb", type=float, default=10.0, help="skip files larger than this (default: 10)")
+
+
+def _add_query_options(p: argparse.ArgumentParser) -> None:
+    from .core.analyzers import ANALYZERS
+
+    p.add_argument("--analyzer", choices=ANALYZERS, default="stems", help="words, stems or trigrams (default: stems)")
+    p.add_argument("--stem-length", type=int, default=5, help="letters kept by the stems analyzer (default: 5)")
+    p.add_argument("--fold-accents", action="store_true", help="match accented and plain letters alike")
+    p.add_argument("--stop-words", default="", help="stop-word lists to drop, comma-separated (en,cs,uk,fr,it,de)")
+    p.add_argument("--k1", type=float, default=1.2, help="BM25 term-frequency saturation (default: 1.2)")
+    p.add_argument("--b", type=float, default=0.75, help="BM25 length normalization (default: 0.75)")
+    p.add_argument("--no-refresh", action="store_true", help="use the stored index as is, without checking for changes")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragdesk",
+        description="Search a notes folder with explained BM25 rankings and build prompts for chat assistants. "
+        "Without a subcommand, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"ragdesk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{index,search,prompt,analyze,eval}")
+
+    p = sub.add_parser("index", help="build or update the index of a notes folder")
+    p.add_argument("folder")
+    _add_index_options(p)
+    p.add_argument("--verify", action="store_true", help="check the stored index's checksums first")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("search", help="rank chunks for a query (builds the index first if needed)")
+    p.add_argument("folder")
+    p.add_argument("query", nargs="?")
+    p.add_argument("--queries", help="JSONL file of {\"id\", \"query\"} lines: batch mode, one JSON line out per query")
+    p.add_argument("-k", type=int, default=10, help="number of results (default: 10)")
+    _add_index_options(p)
+    _add_query_options(p)
+    p.add_argument("--explain", action="store_true", help="show each query term's BM25 contribution")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("prompt", help="print a prompt with the best excerpts for a question")
+    p.add_argument("folder")
+    p.add_argument("question")
+    p.add_argument("-k", type=int, default=4, help="number of excerpts (default: 4)")
+    p.add_argument("--budget-tokens", type=int, default=None, help="keep the whole prompt under this many tokens")
+    p.add_argument("--order", choices=("rank", "ends"), default="rank",
+                   help="rank order, or best first and last (default: rank)")
+    _add_index_options(p)
+    _add_query_options(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("analyze", help="show the terms a text becomes")
+    p.add_argument("text")
+    _add_query_options(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("eval", help="measure Hit@k and MRR on a questions file")
+    p.add_argument("folder")
+    p.add_argument("questions")
+    _add_index_options(p)
+    _add_query_options(p)
+    p.add_argument("--sweep", choices=("analyzers", "chunks", "params"), default=None)
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from .core.chunking import ChunkOptions
+    from .core.library import IndexSettings
+    from .core.loader import DEFAULT_EXTENSIONS, LoadOptions
+
+    exts = DEFAULT_EXTENSIONS
+    if args.extensions:
+        exts = tuple(e if e.startswith(".") else "." + e for e in (x.strip() for x in args.extensions.split(",")) if e)
+    try:
+        return IndexSettings(
+            LoadOptions(extensions=exts, max_bytes=int(args.max_mb * 1024 * 1024)),
+            ChunkOptions(args.chunker, args.chunk_size, args.overlap),
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _analyzer(args: argparse.Namespace) -> Any:
+    from .core.analyzers import AnalyzerConfig
+
+    stops = tuple(s.strip() for s in args.stop_words.split(",") if s.strip())
+    try:
+        return AnalyzerConfig(args.analyzer, args.stem_length, args.fold_accents, stops)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
+    """Open the folder's index, building or refreshing it as needed."""
+    from .core.library import Library, build_index
+    from .core.store import IndexDamaged
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise CliError(f"notes folder not found: {args.folder}")
+    settings = _settings(args)
+    if not refresh:
+        try:
+            lib = Library.open(folder, args.index_dir)
+            if lib.settings == settings:
+                return lib
+        except IndexDamaged:
+            pass
+    lib, _ = build_index(folder, args.index_dir, settings)
+    return lib
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from .core.library import Library, build_index
+    from .core.store import IndexDamaged
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise CliError(f"notes folder not found: {args.folder}")
+    damaged = None
+    if args.verify:
+        try:
+            Library.open(folder, args.index_dir, verify=True)
+        except IndexDamaged as exc:
+            damaged = str(exc)
+    if damaged is not None:
+        from .core import store
+
+        store.prune(store.index_dir_for(folder, args.index_dir), keep=None)
+    lib, report = build_index(folder, args.index_dir, _settings(args))
+    data = report.to_json()
+    data["index_dir"] = str(lib.root)
+    data["rebuilt_damaged"] = damaged
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    if damaged:
+        print(f"stored index was damaged ({damaged}); rebuilt it")
+    verb = "built" if report.rebuilt else "already current"
+    print(f"{verb}: {report.files} files, {report.chunks} chunks, {report.tokens} tokens in {report.elapsed_s:.2f} s")
+    print(f"added {report.added}, changed {report.changed}, removed {report.removed}, unchanged {report.unchanged}")
+    for s in report.skipped:
+        print(f"  {'decoded' if s.loaded else 'skipped'}: {s.path}: {s.reason}")
+    print(f"index: {lib.root}")
+    return 0
+
+
+def _print_hits(result: Any, explain: bool) -> None:
+    from .core.explain import explanation_text
+
+    if result.reason:
+        print(f"({result.reason})")
+    for h in result.hits:
+        where = f"{h.path}:{h.start_line}-{h.end_line}" + (f" › {h.heading}" if h.heading else "")
+        snippet = " ".join(h.text.split())[:160]
+        print(f"{h.rank:>3}. {h.score:8.3f}  {where}\n       {snippet}")
+        if explain:
+            print("\n".join("       " + line for line in explanation_text(h.explain, h.score).split("\n")))
+    print(f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, analyzer = {result.analyzer}, "
+          f"k1 = {result.k1:g}, b = {result.b:g}, {result.took_ms:.1f} ms")
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if (args.query is None) == (args.queries is None):
+        raise CliError("give either a QUERY or --queries FILE.jsonl")
+    if args.k < 1:
+        raise CliError("-k must be at least 1")
+    lib = _library(args, refresh=not args.no_refresh)
+    analyzer = _analyzer(args)
+    if args.queries is None:
+        result = lib.search(args.query, analyzer, args.k1, args.b, args.k, explain=args.explain or args.json)
+        if args.json:
+            print(json.dumps(result.to_json(with_explain=True), ensure_ascii=False, indent=2))
+        else:
+            _print_hits(result, args.explain)
+        return 0
+    try:
+        lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CliError(f"cannot read queries file: {exc}") from exc
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            qid, query = item["id"], item["query"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CliError(f"{args.queries}:{n}: expected {{\"id\", \"query\"}}: {exc}") from exc
+        out = lib.search(str(query), analyzer, args.k1, args.b, args.k, explain=args.explain).to_json(args.explain)
+        print(json.dumps({"id": qid, **out}, ensure_ascii=False))
+    return 0
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from .core.prompt import Excerpt, build_prompt
+
+    lib = _library(args, refresh=not args.no_refresh)
+    result = lib.search(args.question, _analyzer(args), args.k1, args.b, k=max(args.k, 1) * 3, explain=False)
+    excerpts = [Excerpt(h.path, h.heading, h.start_line, h.end_line, h.text, h.rank) for h in result.hits]
+    prompt = build_prompt(args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order)
+    if args.json:
+        print(json.dumps({
+            "prompt": prompt.text,
+            "tokens": prompt.tokens,
+            "estimator": prompt.estimator,
+            "excerpts": [{"n": i, "path": e.path, "heading": e.heading, "rank": e.rank}
+                         for i, e in enumerate(prompt.excerpts, start=1)],
+            "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
+            "flagged": [{"n": n, "reasons": sorted({f.reason for f in fs})} for n, fs in prompt.flagged],
+        }, ensure_ascii=False, indent=2))
+        return 0
+    sys.stdout.write(prompt.text)
+    note = f"[{prompt.summary()} ({prompt.estimator})"
+    if prompt.dropped_for_budget:
+        note += f"; {len(prompt.dropped_for_budget)} excerpt(s) left out to stay within {args.budget_tokens} tokens"
+    for n, findings in prompt.flagged:
+        note += f"; excerpt [{n}] looks like instructions: {findings[0].reason}"
+    print(note + "]", file=sys.stderr)
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from .core.analyzers import Analyzer
+
+    tokens = Analyzer(_analyzer(args)).tokens(args.text)
+    if args.json:
+        print(json.dumps({"analyzer": _analyzer(args).key,
+                          "tokens": [{"term": t.term, "start": t.start, "end": t.end, "word": t.word} for t in tokens]},
+                         ensure_ascii=False, indent=2))
+    else:
+        print(" ".join(t.term for t in tokens))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    raise CliError("eval is not available yet in this version")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first not in SUBCOMMANDS and not any(a in ("-h", "--help", "--version") for a in argv):
+        return _run_gui(argv)
+    args = build_parser().parse_args(argv)
+    handlers = {"index": cmd_index, "search": cmd_search, "prompt": cmd_prompt, "analyze": cmd_analyze,
+                "eval": cmd_eval}
+    if args.command is None:
+        return _run_gui(argv)
+    try:
+        return handlers[args.command](args)
+    except CliError as exc:
+        print(f"ragdesk: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, PermissionError) as exc:
+        print(f"ragdesk: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def _run_gui(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ragdesk", description="Open the ragdesk window.")
+    parser.add_argument("folder", nargs="?", help="notes folder to open (default: the last one, or the samples)")
+    parser.add_argument("--index-dir", help="where the index lives")
+    args = parser.parse_args(argv)
+    if args.folder and not Path(args.folder).is_dir():
+        print(f"ragdesk: error: notes folder not found: {args.folder}", file=sys.stderr)
+        return 2
+    try:
+        from .app.main import run
+    except ImportError as exc:
+        print(f"ragdesk: error: the window needs PySide6 ({exc})", file=sys.stderr)
+        return 2
+    return run(args.folder, args.index_dir)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Analyzers: turn text into index terms (words, prefix stems, character trigrams).
+
+Every analyzer is defined on top of the word tokenizer: a word maps to zero or more
+terms. That lets the index tokenize the corpus once and derive the stems and trigrams
+indexes from the word vocabulary, instead of re-reading every note per analyzer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+WORD_RE = re.compile(r"\w+")
+ANALYZERS = ("words", "stems", "trigrams")
+
+# Small, conservative stop-word lists (off by default; the seed's table counts "v").
+STOP_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        "a an and are as at be but by for from has have how i if in into is it its of on or "
+        "that the their then there these they this to was were what when where which who why "
+        "will with you your".split()
+    ),
+    "cs": frozenset(
+        "a aby ale ani by byl co do i jak jako je jeho jen jsem jsme jsou k kde když ma má na "
+        "nebo od o po pro s se si tak také to v ve z za že".split()
+    ),
+    "uk": frozenset("а але в він во до з за і й та так на не по про що це як у".split()),
+    "fr": frozenset("au aux ce de des du en est et il la le les ne pas pour que qui sur un une".split()),
+    "it": frozenset("a che di e è gli il in la le lo per un una con del della non si".split()),
+    "de": frozenset("der die das und ist in zu den mit von sie es nicht ein eine auf für".split()),
+}
+
+
+def normalize(text: str) -> str:
+    """Unicode NFC, so that composed and decomposed accents index the same."""
+    return unicodedata.normalize("NFC", text)
+
+
+def fold_accents(word: str) -> str:
+    """Strip combining marks ("indukcí" -> "indukci")."""
+    decomposed = unicodedata.normalize("NFD", word)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def casefold_all(words: list[str]) -> list[str]:
+    """Casefold many tokens in one call (same result as casefolding each one)."""
+    if not words:
+        return []
+    return "\x00".join(words).casefold().split("\x00")
+
+
+def word_tokens(text: str) -> list[str]:
+    """The word tokens of already-normalized text: `\\w+` runs, casefolded."""
+    return casefold_all(WORD_RE.findall(text))
+
+
+@dataclass(frozen=True)
+class AnalyzerConfig:
+    """Which analyzer and its options; `key` names the index built with it."""
+
+    name: str = "stems"
+    stem_length: int = 5
+    fold_accents: bool = False
+    stop_words: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.name not in ANALYZERS:
+            raise ValueError(f"unknown analyzer {self.name!r}; choose one of {', '.join(ANALYZERS)}")
+        if self.stem_length < 1:
+            raise ValueError("stem length must be at least 1")
+        unknown = [lang for lang in self.stop_words if lang not in STOP_WORDS]
+        if unknown:
+            raise ValueError(f"no stop-word list for {', '.join(unknown)}; have {', '.join(STOP_WORDS)}")
+
+    @property
+    def key(self) -> str:
+        parts = [self.name]
+        if self.name == "stems":
+            parts.append(str(self.stem_length))
+        if self.fold_accents:
+            parts.append("fold")
+        if self.stop_words:
+            parts.append("stop-" + "-".join(sorted(self.stop_words)))
+        return "_".join(parts)
+
+    def with_name(self, name: str) -> AnalyzerConfig:
+        return AnalyzerConfig(name, self.stem_length, self.fold_accents, self.stop_words)
+
+
+@dataclass(frozen=True)
+class Token:
+    """One analyzed term with the character span of the word it came from."""
+
+    term: str
+    start: int
+    end: int
+    word: str
+
+
+def _trigrams(word: str) -> list[str]:
+    padded = f"_{word}_"
+    return [padded[i : i + 3] for i in range(len(padded) - 2)]
+
+
+class Analyzer:
+    """Maps words to terms for one configuration; results are memoized per word."""
+
+    def __init__(self, config: AnalyzerConfig | None = None) -> None:
+        self.config = config or AnalyzerConfig()
+        stops: set[str] = set()
+        for lang in self.config.stop_words:
+            stops |= STOP_WORDS[lang]
+        self._stops = frozenset(fold_accents(s) for s in stops) if self.config.fold_accents else frozenset(stops)
+        self.terms_of_word = lru_cache(maxsize=200_000)(self._terms_of_word)
+
+    def _terms_of_word(self, word: str) -> tuple[str, ...]:
+        if self.config.fold_accents:
+            word = fold_accents(word)
+        if word in self._stops:
+            return ()
+        name = self.config.name
+        if name == "words":
+            return (word,)
+        if name == "stems":
+            return (word[: self.config.stem_length],)
+        return tuple(_trigrams(word))
+
+    def tokens(self, text: str) -> list[Token]:
+        """Terms of `text` with their offsets in `text` (used for highlighting)."""
+        text = normalize(text)
+        out: list[Token] = []
+        matches = list(WORD_RE.finditer(text))
+        words = casefold_all([m.group() for m in matches])
+        for m, word in zip(matches, words):
+            for term in self.terms_of_word(word):
+                out.append(Token(term, m.start(), m.end(), word))
+        return out
+
+    def terms(self, text: str) -> list[str]:
+        return [t for w in word_tokens(normalize(text)) for t in self.terms_of_word(w)]
+
+    def query_terms(self, query: str) -> list[tuple[str, list[str]]]:
+        """Distinct terms of a query in first-seen order, each with the query words it came from."""
+        seen: dict[str, list[str]] = {}
+        for word in word_tokens(normalize(query)):
+            for term in self.terms_of_word(word):
+                sources = seen.setdefault(term, [])
+                if word not in sources:
+                    sources.append(word)
+        return list(seen.items())

@@ -1,0 +1,43 @@
+"""The BM25 formula, in one place: scalar (for explanations) and vectorized (for ranking)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+DEFAULT_K1 = 1.2
+DEFAULT_B = 0.75
+
+
+def idf(n_docs: int, n_t: int) -> float:
+    """idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)); always positive."""
+    return math.log1p((n_docs - n_t + 0.5) / (n_t + 0.5))
+
+
+def length_norm(doc_len: float, avgdl: float, k1: float, b: float) -> float:
+    """The k1 * (1 - b + b * |D| / avgdl) part of the denominator."""
+    return k1 * (1.0 - b + b * doc_len / avgdl) if avgdl > 0 else k1
+
+
+def contribution(idf_t: float, f: float, doc_len: float, avgdl: float, k1: float, b: float) -> float:
+    """idf * f * (k1 + 1) / (f + k1 * (1 - b + b * |D| / avgdl)); 0 when f = 0."""
+    if f <= 0:
+        return 0.0
+    return idf_t * f * (k1 + 1.0) / (f + length_norm(doc_len, avgdl, k1, b))
+
+
+def idf_array(n_docs: int, n_t: np.ndarray) -> np.ndarray:
+    return np.log1p((n_docs - n_t + 0.5) / (n_t + 0.5))
+
+
+def length_norms(doc_len: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
+    """Vectorized `length_norm` (same operation order, so the same floats)."""
+    if avgdl <= 0:
+        return np.full(doc_len.shape, k1)
+    return k1 * (1.0 - b + b * doc_len / avgdl)
+
+
+def contributions(idf_t: float, f: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
+    """Vectorized contribution for postings with term frequencies `f` and length norms `norm`."""
+    return idf_t * f * (k1 + 1.0) / (f + norm)

@@ -1,0 +1,74 @@
+"""Per-term BM25 explanations: every number that went into a chunk's score."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .bm25 import contribution, idf
+
+
+@dataclass(frozen=True)
+class TermRow:
+    """One query term's part of one chunk's score, with the formula filled in."""
+
+    term: str
+    words: tuple[str, ...]
+    n_t: int
+    idf: float
+    f: int
+    doc_len: int
+    avgdl: float
+    k1: float
+    b: float
+    contribution: float
+
+    @property
+    def in_index(self) -> bool:
+        return self.n_t > 0
+
+    @property
+    def formula(self) -> str:
+        if not self.in_index:
+            return f"“{self.term}” is not in the index: contributes 0"
+        if self.f == 0:
+            return f"“{self.term}” does not occur in this chunk (f = 0): contributes 0"
+        ratio = 1.0 - self.b + self.b * self.doc_len / self.avgdl if self.avgdl else 1.0
+        return (
+            f"{self.idf:.3f} · {self.f} · {self.k1 + 1:g} / ({self.f} + {self.k1:g} · {ratio:.4f})"
+            f" = {self.contribution:.3f}"
+        )
+
+    def to_json(self) -> dict[str, object]:
+        d = asdict(self)
+        d["words"] = list(self.words)
+        d["in_index"] = self.in_index
+        d["formula"] = self.formula
+        return d
+
+
+def term_row(
+    term: str, words: tuple[str, ...], n_docs: int, n_t: int, f: int, doc_len: int, avgdl: float, k1: float, b: float
+) -> TermRow:
+    """Compute one explanation row from the raw statistics."""
+    idf_t = idf(n_docs, n_t) if n_t > 0 else 0.0
+    c = contribution(idf_t, f, doc_len, avgdl, k1, b) if n_t > 0 else 0.0
+    return TermRow(term, words, n_t, idf_t, f, doc_len, avgdl, k1, b, c)
+
+
+def explanation_text(rows: list[TermRow], score: float, header: str = "") -> str:
+    """The breakdown as plain text (for "Copy explanation" and the CLI)."""
+    lines = [header] if header else []
+    if rows:
+        r0 = rows[0]
+        lines.append(f"|D| = {r0.doc_len}, avgdl = {r0.avgdl:.2f}, k1 = {r0.k1:g}, b = {r0.b:g}")
+    lines.append(f"{'term':<16} {'n_t':>7} {'idf':>7} {'f':>4} {'contribution':>12}  share")
+    for r in rows:
+        share = r.contribution / score if score else 0.0
+        note = "" if r.in_index else "  (not in index)"
+        lines.append(f"{r.term:<16} {r.n_t:>7} {r.idf:>7.3f} {r.f:>4} {r.contribution:>12.3f}  {share:>5.1%}{note}")
+    lines.append(f"{'score':<16} {'':>7} {'':>7} {'':>4} {score:>12.3f}")
+    for r in rows:
+        if r.in_index and r.f:
+            lines.append(f"{r.term}: {r.formula}")
+    return "\n".join(lines)
+

@@ -1,0 +1,610 @@
+"""A notes folder's index: build (incrementally, in parallel), open from disk, search, explain.
+
+This is the single source of truth for the CLI and the window: ranks, scores, per-term
+breakdowns and chunk texts all come from a `Library`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import store
+from .analyzers import Analyzer, AnalyzerConfig
+from .bm25 import DEFAULT_B, DEFAULT_K1
+from .chunking import Chunk, ChunkOptions
+from .explain import TermRow, term_row
+from .index import ForwardIndex, TermIndex, derive_term_index, top_k
+from .loader import LoadOptions, NoteFile, Skipped, walk_notes
+from .tokenize import BatchResult, NoteRecord, _Vocab, process_batch
+
+ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
+CancelFn = Callable[[], bool]
+
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+BATCH_BYTES = 1024 * 1024
+BATCH_FILES = 400
+
+
+class BuildCancelled(Exception):
+    """The build was cancelled; the previous index (if any) is untouched."""
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """Everything that decides which chunks exist (analyzers are chosen per query)."""
+
+    load: LoadOptions = field(default_factory=LoadOptions)
+    chunk: ChunkOptions = field(default_factory=ChunkOptions)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"load": asdict(self.load), "chunk": asdict(self.chunk)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> IndexSettings:
+        load = dict(data.get("load", {}))
+        for key in ("extensions", "ignore"):
+            if key in load:
+                load[key] = tuple(load[key])
+        return cls(LoadOptions(**load), ChunkOptions(**data.get("chunk", {})))
+
+
+@dataclass
+class BuildReport:
+    """What a build or refresh did, for the CLI's JSON and the status bar."""
+
+    files: int = 0
+    chunks: int = 0
+    tokens: int = 0
+    elapsed_s: float = 0.0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    rebuilt: bool = True  # False when the stored index was already current
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["skipped"] = [{"path": s.path, "reason": s.reason, "loaded": s.loaded} for s in self.skipped]
+        return d
+
+
+@dataclass
+class Hit:
+    """One ranked chunk with everything needed to show and explain it."""
+
+    rank: int
+    score: float
+    chunk_id: int
+    path: str
+    heading: str
+    start_line: int
+    end_line: int
+    length: int
+    text: str
+    explain: list[TermRow]
+
+    def to_json(self, with_explain: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "rank": self.rank,
+            "score": self.score,
+            "path": self.path,
+            "chunk_id": self.chunk_id,
+            "heading": self.heading,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "length": self.length,
+            "text": self.text,
+        }
+        if with_explain:
+            d["explain"] = [r.to_json() for r in self.explain]
+        return d
+
+
+@dataclass
+class QueryTerm:
+    term: str
+    words: tuple[str, ...]
+    n_t: int
+
+
+@dataclass
+class SearchResult:
+    """A ranking plus its context (statistics, timing, and why it may be empty or partial)."""
+
+    query: str
+    analyzer: str
+    k1: float
+    b: float
+    n_docs: int
+    avgdl: float
+    took_ms: float
+    hits: list[Hit]
+    terms: list[QueryTerm]
+    reason: str | None = None
+
+    def to_json(self, with_explain: bool = True) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "analyzer": self.analyzer,
+            "k1": self.k1,
+            "b": self.b,
+            "N": self.n_docs,
+            "avgdl": self.avgdl,
+            "took_ms": self.took_ms,
+            "reason": self.reason,
+            "terms": [{"term": t.term, "words": list(t.words), "n_t": t.n_t} for t in self.terms],
+            "hits": [h.to_json(with_explain) for h in self.hits],
+        }
+
+
+class Library:
+    """An opened (memory-mapped) index of one notes folder."""
+
+    def __init__(self, folder: Path, root: Path, generation: Path, manifest: dict[str, Any]) -> None:
+        self.folder = folder
+        self.root = root
+        self.generation = generation
+        self.manifest = manifest
+        self.settings = IndexSettings.from_json(manifest["settings"])
+        self.notes: list[NoteRecord] = [NoteRecord(**n) for n in manifest["notes"]]
+        self.skipped = [Skipped(**s) for s in manifest["skipped"]]
+        self.built_at: float = manifest["built_at"]
+        self.n_tokens: int = manifest["counts"]["tokens"]
+        g = generation
+        self.note_off = store.load_array(g, "note_off")
+        self.chunk_note = store.load_array(g, "chunk_note")
+        self.spans = store.load_array(g, "chunk_span")
+        self.lines = store.load_array(g, "chunk_lines")
+        self.heading_ids = store.load_array(g, "chunk_heading")
+        self.headings = store.load_blob(g, "headings").decode("utf-8").split("\n")
+        self._blob = np.load(g / "notes.npy", mmap_mode="r")
+        self._forward: ForwardIndex | None = None
+        self._terms: dict[str, TermIndex] = {}
+        self._analyzers: dict[str, Analyzer] = {}
+        self._note_first_chunk = np.concatenate(([0], np.cumsum([n.n_chunks for n in self.notes]))).astype(np.int64)
+
+    # ---- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(cls, folder: str | os.PathLike[str], index_dir: str | os.PathLike[str] | None = None,
+             verify: bool = False) -> Library:
+        """Open the stored index of `folder`; raises store.IndexDamaged when it must be rebuilt."""
+        folder_path = Path(folder).resolve()
+        root = store.index_dir_for(folder_path, index_dir)
+        gen = store.current_generation(root)
+        if gen is None:
+            raise store.IndexDamaged(f"no index yet for {folder_path}")
+        manifest = store.read_manifest(gen)
+        store.check_files(gen, manifest["files"], verify_crc=verify)
+        try:
+            return cls(folder_path, root, gen, manifest)
+        except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+            raise store.IndexDamaged(f"damaged index in {gen}: {exc!r}") from exc
+
+    # ---- chunks and notes ----------------------------------------------------------------
+    @property
+    def n_chunks(self) -> int:
+        return len(self.chunk_note)
+
+    def note_text(self, note_idx: int) -> str:
+        s, e = int(self.note_off[note_idx]), int(self.note_off[note_idx + 1])
+        return bytes(self._blob[s:e]).decode("utf-8")
+
+    def chunk(self, chunk_id: int) -> Chunk:
+        note_idx = int(self.chunk_note[chunk_id])
+        start, end = (int(x) for x in self.spans[chunk_id])
+        first, last = (int(x) for x in self.lines[chunk_id])
+        return Chunk(
+            path=self.notes[note_idx].path,
+            heading=self.headings[int(self.heading_ids[chunk_id])],
+            start_line=first,
+            end_line=last,
+            start=start,
+            end=end,
+            text=self.note_text(note_idx)[start:end],
+        )
+
+    def chunks_of_note(self, note_idx: int) -> range:
+        return range(int(self._note_first_chunk[note_idx]), int(self._note_first_chunk[note_idx + 1]))
+
+    def is_stale(self, chunk_id: int) -> bool:
+        """True when the chunk's note changed (or vanished) on disk since indexing."""
+        note = self.notes[int(self.chunk_note[chunk_id])]
+        try:
+            st = os.stat(self.folder / note.path)
+        except OSError:
+            return True
+        return st.st_size != note.size or st.st_mtime_ns != note.mtime_ns
+
+    # ---- indexes ---------------------------------------------------------------------------
+    def forward(self) -> ForwardIndex:
+        if self._forward is None:
+            g = self.generation
+            vocab = store.load_blob(g, "vocab").decode("utf-8")
+            self._forward = ForwardIndex(
+                vocab.split("\n") if vocab else [],
+                store.load_array(g, "fwd_ptr"),
+                store.load_array(g, "fwd_ids"),
+                store.load_array(g, "fwd_counts"),
+            )
+        return self._forward
+
+    def analyzer(self, config: AnalyzerConfig) -> Analyzer:
+        if config.key not in self._analyzers:
+            self._analyzers[config.key] = Analyzer(config)
+        return self._analyzers[config.key]
+
+    def term_index(self, config: AnalyzerConfig) -> TermIndex:
+        """The analyzer's index: from memory, from disk, or derived (and stored) on first use."""
+        key = config.key
+        if key in self._terms:
+            return self._terms[key]
+        sub = self.generation / f"terms-{key}"
+        ti: TermIndex | None = None
+        if sub.is_dir():
+            try:
+                ti = _load_term_index(sub)
+            except store.IndexDamaged:
+                ti = None
+        if ti is None:
+            ti = derive_term_index(self.forward(), self.analyzer(config))
+            try:
+                store.publish_subdir(self.generation, f"terms-{key}", lambda d: _save_term_index(d, ti))
+            except OSError:
+                pass  # a read-only cache still searches, it just derives again next time
+        self._terms[key] = ti
+        return ti
+
+    # ---- querying ---------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        analyzer: AnalyzerConfig | None = None,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+        k: int = 10,
+        explain: bool = True,
+    ) -> SearchResult:
+        """Rank chunks for `query`; never raises on odd queries, says why a result is empty instead."""
+        config = analyzer or AnalyzerConfig()
+        t0 = time.perf_counter()
+        ti = self.term_index(config)
+        qterms = self._query_terms(query, config, ti)
+        present = [tid for _, _, tid in qterms if tid is not None]
+        reason = None
+        if not qterms:
+            reason = "the query has no searchable words"
+        elif not present:
+            reason = "none of the query terms occur in the notes"
+        elif len(present) < len(qterms):
+            missing = [t for t, _, tid in qterms if tid is None]
+            reason = "not in the notes: " + ", ".join(missing)
+        docs, scores = ti.scores(present, k1, b)
+        docs, scores = top_k(docs, scores, k)
+        hits = []
+        for rank, (doc, score) in enumerate(zip(docs.tolist(), scores.tolist()), start=1):
+            c = self.chunk(doc)
+            rows = self._rows(qterms, ti, doc, k1, b) if explain else []
+            hits.append(Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line,
+                            int(ti.doc_len[doc]), c.text, rows))
+        took = (time.perf_counter() - t0) * 1000
+        terms = [QueryTerm(t, w, ti.df(tid) if tid is not None else 0) for t, w, tid in qterms]
+        return SearchResult(query, config.key, k1, b, ti.n_docs, ti.avgdl, took, hits, terms, reason)
+
+    def rank_of(self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1,
+                b: float = DEFAULT_B) -> int | None:
+        """1-based rank of a chunk for `query` under `analyzer` (None when it does not match)."""
+        ti = self.term_index(analyzer)
+        present = [tid for _, _, tid in self._query_terms(query, analyzer, ti) if tid is not None]
+        docs, scores = ti.scores(present, k1, b)
+        where = np.flatnonzero(docs == chunk_id)
+        if not len(where):
+            return None
+        s = scores[where[0]]
+        return int(np.sum(scores > s) + np.sum((scores == s) & (docs < chunk_id))) + 1
+
+    def explain(self, query: str, chunk_id: int, analyzer: AnalyzerConfig | None = None,
+                k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> list[TermRow]:
+        """One row per distinct query term for `chunk_id`; the contributions sum to its score."""
+        config = analyzer or AnalyzerConfig()
+        ti = self.term_index(config)
+        return self._rows(self._query_terms(query, config, ti), ti, chunk_id, k1, b)
+
+    def _query_terms(self, query: str, config: AnalyzerConfig, ti: TermIndex
+                     ) -> list[tuple[str, tuple[str, ...], int | None]]:
+        out = []
+        for term, words in self.analyzer(config).query_terms(query):
+            tid = ti.term_id(term)
+            out.append((term, tuple(words), tid if tid is not None and ti.df(tid) > 0 else None))
+        return out
+
+    @staticmethod
+    def _rows(qterms: list[tuple[str, tuple[str, ...], int | None]], ti: TermIndex, doc: int,
+              k1: float, b: float) -> list[TermRow]:
+        n, avgdl, dl = ti.n_docs, ti.avgdl, int(ti.doc_len[doc])
+        rows = []
+        for term, words, tid in qterms:
+            n_t = ti.df(tid) if tid is not None else 0
+            f = ti.tf(tid, doc) if tid is not None else 0
+            rows.append(term_row(term, words, n, n_t, f, dl, avgdl, k1, b))
+        return rows
+
+
+def _save_term_index(folder: Path, ti: TermIndex) -> None:
+    files = store.write_arrays(
+        folder,
+        {"indptr": ti.indptr, "docs": ti.docs, "tfs": ti.tfs, "doc_len": ti.doc_len},
+        {"terms": "\n".join(ti.terms).encode("utf-8")},
+    )
+    store.write_json(folder / store.MANIFEST, {"format": store.FORMAT_VERSION, "files": files})
+
+
+def _load_term_index(folder: Path) -> TermIndex:
+    manifest = store.read_manifest(folder)
+    store.check_files(folder, manifest["files"])
+    terms = store.load_blob(folder, "terms").decode("utf-8")
+    return TermIndex(
+        terms.split("\n") if terms else [],
+        store.load_array(folder, "indptr"),
+        store.load_array(folder, "docs"),
+        store.load_array(folder, "tfs"),
+        store.load_array(folder, "doc_len"),
+    )
+
+
+# ---- building ---------------------------------------------------------------------------------
+def _batches(files: list[NoteFile]) -> list[list[NoteFile]]:
+    out: list[list[NoteFile]] = []
+    cur: list[NoteFile] = []
+    size = 0
+    for f in files:
+        cur.append(f)
+        size += f.size
+        if size >= BATCH_BYTES or len(cur) >= BATCH_FILES:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _run_batches(
+    batches: list[list[NoteFile]], options: ChunkOptions, workers: int, total_files: int, done_files: int,
+    progress: ProgressFn | None, cancelled: CancelFn | None,
+) -> list[BatchResult]:
+    """Process batches, in worker processes when there is enough work; results in batch order."""
+    results: list[BatchResult | None] = [None] * len(batches)
+    chunks = 0
+
+    def report(i: int, result: BatchResult) -> None:
+        nonlocal done_files, chunks
+        results[i] = result
+        done_files += len(batches[i])
+        chunks += len(result.headings)
+        if progress is not None:
+            progress(done_files, total_files, chunks, batches[i][-1].path)
+
+    def check_cancel() -> None:
+        if cancelled is not None and cancelled():
+            raise BuildCancelled("indexing was cancelled")
+
+    if workers <= 1:
+        for i, batch in enumerate(batches):
+            check_cancel()
+            report(i, process_batch(batch, options))
+        return [r for r in results if r is not None]
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+            pending: dict[Future[BatchResult], int] = {}
+            try:
+                for i, batch in enumerate(batches):
+                    pending[pool.submit(process_batch, batch, options)] = i
+                while pending:
+                    done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                    check_cancel()
+                    for fut in done:
+                        report(pending.pop(fut), fut.result())
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    except BrokenProcessPool:
+        pass  # workers could not start (e.g. no importable __main__): finish in this process
+    for i, batch in enumerate(batches):
+        if results[i] is None:
+            check_cancel()
+            report(i, process_batch(batch, options))
+    return [r for r in results if r is not None]
+
+
+def _same_settings(previous: Library | None, settings: IndexSettings) -> bool:
+    return previous is not None and previous.settings == settings
+
+
+def build_index(
+    folder: str | os.PathLike[str],
+    index_dir: str | os.PathLike[str] | None = None,
+    settings: IndexSettings | None = None,
+    progress: ProgressFn | None = None,
+    cancelled: CancelFn | None = None,
+    workers: int | None = None,
+    previous: Library | None = None,
+) -> tuple[Library, BuildReport]:
+    """Build or refresh the index of `folder`, re-reading only new and changed notes.
+
+    The result is exactly what a full rebuild gives (same chunks, N, avgdl, n_t, scores).
+    On cancel or failure nothing is published and the previous index stays current.
+    """
+    t0 = time.perf_counter()
+    settings = settings or IndexSettings()
+    folder_path = Path(folder).resolve()
+    root = store.index_dir_for(folder_path, index_dir)
+    if previous is None:
+        try:
+            previous = Library.open(folder_path, index_dir)
+        except store.IndexDamaged:
+            previous = None
+    if not _same_settings(previous, settings):
+        previous = None
+    files, walk_skipped = walk_notes(folder_path, settings.load)
+    prev_by_path = {n.path: i for i, n in enumerate(previous.notes)} if previous else {}
+    prev_read_skips = {s.path: s for s in previous.skipped if s.size >= 0} if previous else {}
+    reuse: dict[str, int] = {}
+    carried: list[Skipped] = []  # files that failed to read before and have not changed since
+    todo: list[NoteFile] = []
+    for f in files:
+        pi = prev_by_path.get(f.path)
+        if pi is not None and previous is not None:
+            pn = previous.notes[pi]
+            if pn.size == f.size and pn.mtime_ns == f.mtime_ns:
+                reuse[f.path] = pi
+                continue
+        old = prev_read_skips.get(f.path)
+        if old is not None and not old.loaded and (old.size, old.mtime_ns) == (f.size, f.mtime_ns):
+            carried.append(old)
+            continue
+        todo.append(f)
+    report = BuildReport()
+    current = {f.path for f in files}
+    report.removed = sum(1 for p in prev_by_path if p not in current)
+    report.changed = sum(1 for f in todo if f.path in prev_by_path)
+    report.added = len(todo) - report.changed
+    report.unchanged = len(reuse)
+    stored_walk_skips = {(s.path, s.reason) for s in previous.skipped if s.size < 0} if previous else set()
+    if previous is not None and not todo and not report.removed and stored_walk_skips == {
+        (s.path, s.reason) for s in walk_skipped
+    } and len(carried) == sum(1 for s in previous.skipped if s.size >= 0 and not s.loaded):
+        report.rebuilt = False
+        report.files, report.chunks, report.tokens = len(previous.notes), previous.n_chunks, previous.n_tokens
+        report.skipped = previous.skipped
+        report.elapsed_s = time.perf_counter() - t0
+        if progress is not None:
+            progress(len(files), len(files), previous.n_chunks, "")
+        return previous, report
+    todo_bytes = sum(f.size for f in todo)
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    if todo_bytes < PARALLEL_MIN_BYTES:
+        n_workers = 1
+    results = _run_batches(_batches(todo), settings.chunk, n_workers, len(files), len(reuse), progress, cancelled)
+    if cancelled is not None and cancelled():
+        raise BuildCancelled("indexing was cancelled")
+    prev_decoded = {p: s for p, s in prev_read_skips.items() if s.loaded}
+    library = _assemble(folder_path, root, settings, files, reuse, previous, results,
+                        walk_skipped + carried, prev_decoded)
+    report.files, report.chunks, report.tokens = len(library.notes), library.n_chunks, library.n_tokens
+    report.skipped = library.skipped
+    report.elapsed_s = time.perf_counter() - t0
+    return library, report
+
+
+def _assemble(
+    folder: Path, root: Path, settings: IndexSettings, files: list[NoteFile], reuse: dict[str, int],
+    previous: Library | None, results: list[BatchResult], skipped_before: list[Skipped],
+    prev_decoded: dict[str, Skipped],
+) -> Library:
+    """Merge reused notes and freshly processed batches, in path order, into a new generation."""
+    vocab = _Vocab()
+    headings = _Vocab()
+    if previous is not None:
+        fwd = previous.forward()
+        for w in fwd.vocab:
+            vocab[w]  # noqa: B018 - assigns ids in the previous order, so reused rows keep their ids
+        for h in previous.headings:
+            headings[h]  # noqa: B018
+    # Where each new note's rows live: (batch, first chunk, chunk count, first posting, posting count).
+    fresh: dict[str, tuple[int, int]] = {}
+    batch_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    for bi, r in enumerate(results):
+        wmap = np.array([vocab[w] for w in r.vocab], dtype=np.int32)
+        hmap = np.array([headings[h] for h in r.headings], dtype=np.int32)
+        row_ptr = np.concatenate(([0], np.cumsum(r.row_len))).astype(np.int64)
+        chunk_ptr = np.concatenate(([0], np.cumsum([n.n_chunks for n in r.notes]))).astype(np.int64)
+        batch_maps.append((wmap, hmap, row_ptr, chunk_ptr))
+        for ni, n in enumerate(r.notes):
+            fresh[n.path] = (bi, ni)
+    notes: list[NoteRecord] = []
+    skipped: list[Skipped] = list(skipped_before)
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("span", "lines", "heading", "row_len", "ids", "counts")}
+    gen = store.new_generation(root)
+    try:
+        texts: list[Any] = []  # bytes or memory-mapped slices, written once at the end
+        for f in files:
+            if f.path in reuse and previous is not None:
+                pi = reuse[f.path]
+                notes.append(previous.notes[pi])
+                if f.path in prev_decoded:
+                    skipped.append(prev_decoded[f.path])
+                texts.append(previous._blob[int(previous.note_off[pi]) : int(previous.note_off[pi + 1])])
+                rng = previous.chunks_of_note(pi)
+                c0, c1 = rng.start, rng.stop
+                parts["span"].append(np.asarray(previous.spans[c0:c1]))
+                parts["lines"].append(np.asarray(previous.lines[c0:c1]))
+                parts["heading"].append(np.asarray(previous.heading_ids[c0:c1]))
+                p0, p1 = int(fwd.row_ptr[c0]), int(fwd.row_ptr[c1])
+                parts["row_len"].append(np.diff(np.asarray(fwd.row_ptr[c0 : c1 + 1])))
+                parts["ids"].append(np.asarray(fwd.word_ids[p0:p1]))
+                parts["counts"].append(np.asarray(fwd.counts[p0:p1]))
+            elif f.path in fresh:
+                bi, ni = fresh[f.path]
+                r = results[bi]
+                wmap, hmap, row_ptr, chunk_ptr = batch_maps[bi]
+                notes.append(r.notes[ni])
+                texts.append(r.texts[ni])
+                c0, c1 = int(chunk_ptr[ni]), int(chunk_ptr[ni + 1])
+                parts["span"].append(r.spans[c0:c1])
+                parts["lines"].append(r.lines[c0:c1])
+                parts["heading"].append(hmap[c0:c1])
+                p0, p1 = int(row_ptr[c0]), int(row_ptr[c1])
+                parts["row_len"].append(r.row_len[c0:c1])
+                parts["ids"].append(wmap[r.word_ids[p0:p1]])
+                parts["counts"].append(r.counts[p0:p1])
+        note_off = np.concatenate(([0], np.cumsum([len(t) for t in texts]))).astype(np.int64)
+        for r in results:
+            skipped.extend(r.skipped)
+        skipped.sort(key=lambda s: s.path)
+
+        def cat(name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
+            arrs = parts[name]
+            return np.concatenate(arrs).astype(dtype) if arrs else np.zeros(shape, dtype)
+
+        row_len = cat("row_len", np.int64)
+        counts = cat("counts", np.int32)
+        arrays = {
+            "note_off": note_off,
+            "chunk_note": np.repeat(np.arange(len(notes), dtype=np.int32), [n.n_chunks for n in notes]),
+            "chunk_span": cat("span", np.int32, (0, 2)),
+            "chunk_lines": cat("lines", np.int32, (0, 2)),
+            "chunk_heading": cat("heading", np.int32),
+            "fwd_ptr": np.concatenate(([0], np.cumsum(row_len))).astype(np.int64),
+            "fwd_ids": cat("ids", np.int32),
+            "fwd_counts": counts,
+        }
+        files_info = store.write_arrays(
+            gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
+        )
+        files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
+        manifest = {
+            "format": store.FORMAT_VERSION,
+            "folder": str(folder),
+            "built_at": time.time(),
+            "settings": settings.to_json(),
+            "counts": {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())},
+            "notes": [vars(n) for n in notes],
+            "skipped": [vars(s) for s in skipped],
+            "files": files_info,
+        }
+        store.write_json(gen / store.MANIFEST, manifest)
+        store.publish(root, gen)
+    except BaseException:
+        store.discard(gen)
+        raise
+    return Library(folder, root, gen, manifest)

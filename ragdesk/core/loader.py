@@ -1,0 +1,276 @@
+"""Loading notes from a folder: walk, filter, decode and split off front matter.
+
+Nothing disappears silently: every note-typed file that is not loaded, and every note
+decoded with a fallback encoding, is reported as a `Skipped` with a human reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from .analyzers import normalize
+
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".rst", ".org")
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+IGNORE_FILE = ".ragdeskignore"
+SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
+BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"PK\x03\x04", b"GIF8", b"\xff\xd8\xff", b"\x7fELF", b"\x1f\x8b")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What counts as a note and what is too big to read."""
+
+    extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    ignore: tuple[str, ...] = ()  # extra gitignore-style patterns besides .ragdeskignore
+
+
+@dataclass
+class Skipped:
+    """A file that was skipped, or loaded with a caveat (fallback decoding)."""
+
+    path: str
+    reason: str
+    loaded: bool = False
+    size: int = -1  # set for files that were read: an unchanged file is not read again
+    mtime_ns: int = -1
+
+
+@dataclass
+class NoteFile:
+    """A candidate note found by the walk, with the stat data used to detect changes."""
+
+    path: str  # relative, '/'-separated
+    abspath: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class Note:
+    """A decoded note: full text (NFC) plus where the body starts after front matter."""
+
+    path: str
+    text: str
+    body_start: int = 0
+    meta: dict[str, object] = field(default_factory=dict)
+    encoding: str = "utf-8"
+    size: int = 0
+    mtime_ns: int = 0
+    sha1: str = ""
+
+    @property
+    def title(self) -> str:
+        title = self.meta.get("title")
+        return str(title) if title else Path(self.path).stem
+
+
+def _is_ignored_name(name: str) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS
+
+
+def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | None:
+    lines = list(options.ignore)
+    ignore_file = root / IGNORE_FILE
+    try:
+        lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        pass
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def walk_notes(root: str | os.PathLike[str], options: LoadOptions | None = None) -> tuple[list[NoteFile], list[Skipped]]:
+    """Find note files under `root` without following links back into the walk."""
+    options = options or LoadOptions()
+    root_path = Path(root)
+    if not root_path.is_dir():
+        raise FileNotFoundError(f"notes folder not found: {root}")
+    exts = tuple(e.lower() for e in options.extensions)
+    spec = _load_ignore_spec(root_path, options)
+    found: list[NoteFile] = []
+    skipped: list[Skipped] = []
+    visited = {os.path.realpath(root_path)}
+    stack: list[tuple[str, str]] = [(str(root_path), "")]
+    while stack:
+        dirpath, rel = stack.pop()
+        try:
+            entries = sorted(os.scandir(dirpath), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(Skipped(rel or ".", f"folder cannot be read: {exc.strerror or exc}"))
+            continue
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            if _is_ignored_name(entry.name):
+                continue
+            relpath = f"{rel}/{entry.name}" if rel else entry.name
+            is_note_name = entry.name.lower().endswith(exts)
+            try:
+                st = os.stat(entry.path)  # follows links
+            except OSError:
+                if entry.is_symlink():
+                    if is_note_name:
+                        skipped.append(Skipped(relpath, "dangling symbolic link"))
+                elif is_note_name:
+                    skipped.append(Skipped(relpath, "cannot be read (stat failed)"))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if spec is not None and spec.match_file(relpath + "/"):
+                    continue
+                real = os.path.realpath(entry.path)
+                if real in visited:
+                    if is_note_name:
+                        skipped.append(Skipped(relpath, "folder named like a note (link loop)"))
+                    continue
+                visited.add(real)
+                if is_note_name:
+                    skipped.append(Skipped(relpath, "is a folder, not a note file"))
+                subdirs.append((entry.path, relpath))
+                continue
+            if not is_note_name:
+                continue
+            if spec is not None and spec.match_file(relpath):
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                skipped.append(Skipped(relpath, "not a regular file (pipe, socket or device)"))
+                continue
+            if st.st_size > options.max_bytes:
+                skipped.append(
+                    Skipped(relpath, f"too large: {st.st_size / 1e6:.1f} MB over the {options.max_bytes / 1e6:.0f} MB limit")
+                )
+                continue
+            found.append(NoteFile(relpath, entry.path, st.st_size, st.st_mtime_ns))
+        stack.extend(reversed(subdirs))
+    found.sort(key=lambda f: f.path)
+    return found, skipped
+
+
+def decode(data: bytes) -> tuple[str | None, str, str | None]:
+    """Decode note bytes: (text or None, encoding, reason when not plain UTF-8 or not text)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), "utf-16", "decoded as UTF-16 (byte order mark)"
+        except UnicodeDecodeError:
+            return None, "", "binary or undecodable (bad UTF-16)"
+    if data.startswith(BINARY_MAGIC) or b"\x00" in data[:8192]:
+        return None, "", "binary file (NUL bytes or a known binary signature)"
+    try:
+        return data.decode("utf-8-sig"), "utf-8", None
+    except UnicodeDecodeError as exc:
+        where = exc.start
+    for enc in ("cp1252", "latin-1"):
+        try:
+            text = data.decode(enc)
+        except UnicodeDecodeError:
+            continue
+        return text, enc, f"not valid UTF-8 (byte {where}); decoded as {enc}"
+    return None, "", "cannot be decoded"  # unreachable: latin-1 decodes anything
+
+
+_FM_KEY = re.compile(r"^([A-Za-z_][\w\- ]*):(?:\s+(.*))?\s*$")
+
+
+def _fm_scalar(value: str) -> object:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    if value.startswith("[") and value.endswith("]"):
+        return [str(_fm_scalar(v)) for v in value[1:-1].split(",") if v.strip()]
+    return value
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, object], int]:
+    """Split YAML front matter: (metadata, body offset). Broken front matter yields ({}, 0)."""
+    if not text.startswith("---"):
+        return {}, 0
+    lines = text.splitlines(keepends=True)
+    if lines[0].rstrip() != "---":
+        return {}, 0
+    meta: dict[str, object] = {}
+    offset = len(lines[0])
+    current: str | None = None
+    for line in lines[1:]:
+        offset += len(line)
+        stripped = line.rstrip("\r\n")
+        if stripped.rstrip() in ("---", "..."):
+            return {k: v for k, v in meta.items() if k in ("title", "aliases", "tags")} | {
+                "_keys": sorted(meta)
+            }, offset
+        if not stripped.strip() or stripped.lstrip().startswith("#"):
+            continue
+        if stripped[0] in " \t-":
+            item = stripped.strip()
+            if item.startswith("- ") and current is not None:
+                existing = meta.get(current)
+                items = existing if isinstance(existing, list) else []
+                items.append(str(_fm_scalar(item[2:])))
+                meta[current] = items
+            continue  # nested structures are tolerated and ignored
+        m = _FM_KEY.match(stripped)
+        if not m:
+            return {}, 0
+        current = m.group(1).strip()
+        meta[current] = _fm_scalar(m.group(2) or "") if m.group(2) else []
+    return {}, 0  # no closing fence: treat it all as text
+
+
+def read_note(file: NoteFile) -> tuple[Note | None, Skipped | None]:
+    """Read and decode one note; a problem becomes a Skipped, never an exception."""
+    try:
+        with open(file.abspath, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return None, Skipped(file.path, f"cannot be read: {exc.strerror or exc}", False, file.size, file.mtime_ns)
+    text, encoding, reason = decode(data)
+    if text is None:
+        return None, Skipped(file.path, reason or "cannot be decoded", False, file.size, file.mtime_ns)
+    text = normalize(text.replace("\r\n", "\n").replace("\r", "\n"))
+    meta: dict[str, object] = {}
+    body_start = 0
+    if file.path.lower().endswith((".md", ".markdown")):
+        meta, body_start = parse_front_matter(text)
+    note = Note(
+        path=file.path,
+        text=text,
+        body_start=body_start,
+        meta=meta,
+        encoding=encoding,
+        size=file.size,
+        mtime_ns=file.mtime_ns,
+        sha1=hashlib.sha1(data).hexdigest(),
+    )
+    return note, (Skipped(file.path, reason, True, file.size, file.mtime_ns) if reason else None)
+
+
+def load_notes(
+    root: str | os.PathLike[str],
+    options: LoadOptions | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[list[Note], list[Skipped]]:
+    """Walk and read every note in `root` (single process; see index builder for the parallel path)."""
+    files, skipped = walk_notes(root, options)
+    notes: list[Note] = []
+    for i, f in enumerate(files):
+        note, skip = read_note(f)
+        if note is not None:
+            notes.append(note)
+        if skip is not None:
+            skipped.append(skip)
+        if progress is not None:
+            progress(i + 1, len(files), f.path)
+    return notes, skipped
+
+
+def iter_lines_offsets(text: str) -> Iterator[int]:
+    """Offsets at which each line of `text` starts."""
+    yield 0
+    for m in re.finditer("\n", text):
+        yield m.end()

@@ -1,0 +1,1 @@
+"""Bundled resources (icons, sample notes), loaded through importlib.resources."""

@@ -1,0 +1,97 @@
+"""The CLI contract: subcommands, flags and JSON fields that scripts rely on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragdesk.cli import main
+
+from ..conftest import write_notes
+
+NOTES = {
+    "git.md": "# Git\n\n## Rebase\n\nInteractive rebase rewrites history.\n",
+    "cs.md": "# Indukce\n\nDůkaz indukcí.\n",
+    "bad.md": b"\x00\x01binary",
+    "latin.txt": "caf\xe9".encode("cp1252"),
+}
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", NOTES)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_index_json(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "index", str(folder), "--index-dir", str(tmp_path / "i"), "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert (data["files"], data["chunks"]) == (3, 3)
+    assert data["tokens"] == 10  # 6 + 3 + 1 words
+    assert isinstance(data["elapsed_s"], float)
+    skipped = {s["path"]: s["reason"] for s in data["skipped"]}
+    assert skipped["bad.md"].startswith("binary")
+    assert "cp1252" in skipped["latin.txt"]
+    code, out, _ = run(capsys, "index", str(folder), "--index-dir", str(tmp_path / "i"), "--json")
+    assert json.loads(out)["rebuilt"] is False
+
+
+def test_search_json_contract(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "search", str(folder), "rebase history", "-k", "3", "--analyzer", "words",
+                       "--k1", "1.5", "--b", "0.5", "--index-dir", str(tmp_path / "i"), "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert {"query", "analyzer", "k1", "b", "N", "avgdl", "took_ms", "hits"} <= set(data)
+    assert (data["analyzer"], data["k1"], data["b"], data["N"]) == ("words", 1.5, 0.5, 3)
+    hit = data["hits"][0]
+    assert {"rank", "score", "path", "chunk_id", "heading", "start_line", "end_line", "length", "text",
+            "explain"} <= set(hit)
+    assert (hit["rank"], hit["path"], hit["heading"], hit["start_line"], hit["end_line"]) == (
+        1, "git.md", "Git › Rebase", 1, 5)
+    assert hit["length"] == 6
+    assert [e["term"] for e in hit["explain"]] == ["rebase", "history"]
+    assert {"term", "n_t", "idf", "f", "contribution"} <= set(hit["explain"][0])
+    assert sum(e["contribution"] for e in hit["explain"]) == pytest.approx(hit["score"])
+
+
+def test_search_batch_mode(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "a", "query": "rebase"}\n{"id": 7, "query": "indukce"}\n', encoding="utf-8")
+    code, out, _ = run(capsys, "search", str(folder), "--queries", str(q), "--index-dir", str(tmp_path / "i"))
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert code == 0 and [x["id"] for x in lines] == ["a", 7]
+    assert lines[0]["hits"][0]["path"] == "git.md" and lines[1]["hits"][0]["path"] == "cs.md"
+
+
+def test_prompt_and_analyze(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "prompt", str(folder), "What does rebase do?", "-k", "1",
+                         "--index-dir", str(tmp_path / "i"))
+    assert code == 0
+    assert out.startswith("Answer the question using only")
+    assert "[1] (git.md › Git › Rebase, lines 1–5)\n> # Git" in out
+    assert out.rstrip().endswith("Question: What does rebase do?")
+    assert "1 excerpt" in err
+    code, out, _ = run(capsys, "analyze", "Indukcí", "--analyzer", "trigrams")
+    assert out.split() == ["_in", "ind", "ndu", "duk", "ukc", "kcí", "cí_"]
+
+
+def test_errors_are_one_line_and_nonzero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "search", str(tmp_path / "missing"), "x")
+    assert code == 2 and err.strip().count("\n") == 0 and "notes folder not found" in err
+    code, _, err = run(capsys, "index", str(tmp_path), "--chunk-size", "10", "--overlap", "10")
+    assert code == 2 and "overlap" in err
+
+
+def test_module_entry_point_version() -> None:
+    out = subprocess.run([sys.executable, "-m", "ragdesk", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().startswith("ragdesk ")

@@ -1,0 +1,182 @@
+"""The index end to end: search, explanations, incremental refresh, damage and cancel."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragdesk.core import store
+from ragdesk.core.analyzers import ANALYZERS, AnalyzerConfig
+from ragdesk.core.chunking import ChunkOptions
+from ragdesk.core.library import BuildCancelled, IndexSettings, Library, build_index
+
+from ..conftest import write_notes
+
+NOTES = {
+    "cs/indukce.md": "# Indukce\n\nMatematická indukce je důkazová metoda.\n\nDůkaz indukcí má dva kroky.\n",
+    "en/git.md": "# Git\n\n## Rebase\n\nInteractive rebase rewrites history.\n\n## Merge\n\nMerge keeps history.\n",
+    "en/empty.md": "",
+    "fr/note.txt": "La récursivité est une méthode.",
+}
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Library:
+    folder = write_notes(tmp_path / "notes", NOTES)
+    library, _ = build_index(folder, tmp_path / "idx", workers=1)
+    return library
+
+
+def test_counts_and_chunks(lib: Library) -> None:
+    assert [n.path for n in lib.notes] == ["cs/indukce.md", "en/empty.md", "en/git.md", "fr/note.txt"]
+    assert lib.n_chunks == 4
+    c = lib.chunk(1)
+    assert (c.path, c.heading, c.start_line, c.end_line) == ("en/git.md", "Git › Rebase", 1, 5)
+    assert c.text == "# Git\n\n## Rebase\n\nInteractive rebase rewrites history."
+    assert lib.chunk(2).heading == "Git › Merge"
+
+
+def test_stems_match_inflections_and_explain(lib: Library) -> None:
+    r = lib.search("indukci", AnalyzerConfig("stems"))
+    assert [h.path for h in r.hits] == ["cs/indukce.md"]
+    row = r.hits[0].explain[0]
+    assert (row.term, row.words, row.n_t, row.f) == ("induk", ("indukci",), 1, 3)
+    assert row.contribution == pytest.approx(r.hits[0].score)
+    assert lib.search("indukci", AnalyzerConfig("words")).hits == []
+
+
+def test_empty_punctuation_and_missing_terms_have_reasons(lib: Library) -> None:
+    assert lib.search("").reason == "the query has no searchable words"
+    assert lib.search("?!").reason == "the query has no searchable words"
+    assert lib.search("zzzz").reason == "none of the query terms occur in the notes"
+    partial = lib.search("rebase zzzz", AnalyzerConfig("words"))
+    assert partial.reason == "not in the notes: zzzz"
+    assert [h.heading for h in partial.hits] == ["Git › Rebase"]
+    rows = partial.hits[0].explain
+    assert [(r.term, r.in_index, r.contribution) for r in rows][1] == ("zzzz", False, 0.0)
+
+
+def test_all_analyzers_rank_and_rows_sum(lib: Library) -> None:
+    for name in ANALYZERS:
+        r = lib.search("history rebase", AnalyzerConfig(name), k=5)
+        assert r.hits and r.hits[0].heading == "Git › Rebase"
+        for h in r.hits:
+            assert sum(x.contribution for x in h.explain) == pytest.approx(h.score, rel=1e-12)
+            assert h.length == int(lib.term_index(AnalyzerConfig(name)).doc_len[h.chunk_id])
+        assert lib.rank_of("history rebase", r.hits[-1].chunk_id, AnalyzerConfig(name)) == len(r.hits)
+
+
+def test_ties_break_by_chunk_order(tmp_path: Path) -> None:
+    folder = write_notes(tmp_path / "n", {f"{c}.txt": "same words here" for c in "dcba"})
+    library, _ = build_index(folder, tmp_path / "idx", workers=1)
+    r = library.search("words")
+    assert [h.path for h in r.hits] == ["a.txt", "b.txt", "c.txt", "d.txt"]
+    assert len({h.score for h in r.hits}) == 1
+    assert [h.path for h in library.search("words", k=2).hits] == ["a.txt", "b.txt"]
+
+
+def test_reopen_from_disk_gives_same_results(lib: Library, tmp_path: Path) -> None:
+    again = Library.open(tmp_path / "notes", tmp_path / "idx", verify=True)
+    a = lib.search("history", AnalyzerConfig("trigrams")).to_json()
+    b = again.search("history", AnalyzerConfig("trigrams")).to_json()
+    a.pop("took_ms"), b.pop("took_ms")
+    assert a == b
+
+
+def test_unchanged_folder_is_not_rebuilt(lib: Library, tmp_path: Path) -> None:
+    again, report = build_index(tmp_path / "notes", tmp_path / "idx", workers=1)
+    assert not report.rebuilt and report.unchanged == 4
+    assert again.generation == lib.generation
+
+
+def _stats(library: Library, analyzer: str) -> tuple:
+    ti = library.term_index(AnalyzerConfig(analyzer))
+    dfs = {t: ti.df(i) for i, t in enumerate(ti.terms) if ti.df(i)}
+    chunks = [(c.path, c.start, c.end, c.heading) for c in map(library.chunk, range(library.n_chunks))]
+    return ti.n_docs, ti.avgdl, dfs, chunks, np.asarray(ti.doc_len).tolist()
+
+
+def test_incremental_equals_full_rebuild(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    vocab = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split()
+    folder = tmp_path / "notes"
+    write_notes(folder, {f"n{i:03d}.md": f"# N{i}\n\n" + " ".join(rng.choices(vocab, k=rng.randint(5, 150)))
+                         for i in range(60)})
+    build_index(folder, tmp_path / "inc", workers=1)
+    for step in range(3):
+        pick = rng.sample(sorted(folder.glob("*.md")), 9)
+        for f in pick[:5]:  # edits
+            f.write_text(f.read_text() + " " + " ".join(rng.choices(vocab + ["new" + str(step)], k=30)))
+            os.utime(f, ns=(f.stat().st_mtime_ns + 10**9, f.stat().st_mtime_ns + 10**9))
+        for f in pick[5:8]:  # deletes
+            f.unlink()
+        for i in range(4):  # adds
+            (folder / f"add{step}-{i}.md").write_text(" ".join(rng.choices(vocab, k=40)))
+        pick[8].rename(folder / f"renamed{step}.md")
+        inc, report = build_index(folder, tmp_path / "inc", workers=1)
+        assert report.changed == 5 and report.removed == 4 and report.added == 5
+        full, _ = build_index(folder, tmp_path / f"full{step}", workers=1)
+        for name in ANALYZERS:
+            assert _stats(inc, name) == _stats(full, name)
+            q = "alpha new0 kappa"
+            assert inc.search(q, AnalyzerConfig(name)).to_json()["hits"] == full.search(q, AnalyzerConfig(name)).to_json()["hits"]
+
+
+def test_damaged_index_is_detected(lib: Library, tmp_path: Path) -> None:
+    arr = lib.generation / "fwd_ids.npy"
+    arr.write_bytes(arr.read_bytes()[:-4])
+    with pytest.raises(store.IndexDamaged, match="truncated"):
+        Library.open(tmp_path / "notes", tmp_path / "idx")
+    rebuilt, report = build_index(tmp_path / "notes", tmp_path / "idx", workers=1)
+    assert report.rebuilt and rebuilt.search("rebase").hits
+
+
+def test_corrupted_bytes_fail_checksum(lib: Library, tmp_path: Path) -> None:
+    arr = lib.generation / "fwd_counts.npy"
+    data = bytearray(arr.read_bytes())
+    data[-1] ^= 0xFF
+    arr.write_bytes(bytes(data))
+    with pytest.raises(store.IndexDamaged, match="checksum"):
+        Library.open(tmp_path / "notes", tmp_path / "idx", verify=True)
+
+
+def test_wrong_format_version(lib: Library, tmp_path: Path) -> None:
+    manifest = lib.generation / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format":1', '"format":99'))
+    with pytest.raises(store.IndexDamaged, match="format 99"):
+        Library.open(tmp_path / "notes", tmp_path / "idx")
+
+
+def test_cancel_keeps_previous_index(lib: Library, tmp_path: Path) -> None:
+    (tmp_path / "notes" / "new.md").write_text("brand new note")
+    with pytest.raises(BuildCancelled):
+        build_index(tmp_path / "notes", tmp_path / "idx", workers=1, cancelled=lambda: True)
+    still = Library.open(tmp_path / "notes", tmp_path / "idx")
+    assert still.generation == lib.generation and still.search("brand").hits == []
+    assert [p.name for p in (tmp_path / "idx").glob("gen-*")] == [lib.generation.name]
+
+
+def test_settings_change_rebuilds(lib: Library, tmp_path: Path) -> None:
+    s = IndexSettings(chunk=ChunkOptions("words", 3, 0))
+    again, report = build_index(tmp_path / "notes", tmp_path / "idx", s, workers=1)
+    assert report.rebuilt and report.unchanged == 0 and again.n_chunks > lib.n_chunks
+
+
+def test_parallel_build_equals_serial(tmp_path: Path) -> None:
+    folder = write_notes(tmp_path / "n", {f"d{i:03d}.md": f"# D{i}\n\nword{i % 7} common text {i}" for i in range(50)})
+    import ragdesk.core.library as libmod
+
+    old = libmod.PARALLEL_MIN_BYTES, libmod.BATCH_FILES
+    libmod.PARALLEL_MIN_BYTES, libmod.BATCH_FILES = 0, 7
+    try:
+        par, _ = build_index(folder, tmp_path / "p", workers=2)
+    finally:
+        libmod.PARALLEL_MIN_BYTES, libmod.BATCH_FILES = old
+    ser, _ = build_index(folder, tmp_path / "s", workers=1)
+    assert _stats(par, "words") == _stats(ser, "words")
+    shutil.rmtree(tmp_path / "p")

@@ -1,0 +1,83 @@
+"""Loading: every odd file is skipped or decoded with a visible reason, never a crash or a hang."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ragdesk.core.loader import LoadOptions, decode, load_notes, parse_front_matter
+
+from ..conftest import write_notes
+
+
+def test_walk_skips_and_reports(tmp_path: Path) -> None:
+    root = write_notes(tmp_path / "n", {
+        "a.md": "# A\n\nhello",
+        "sub/b.txt": "plain",
+        ".obsidian/workspace.md": "hidden",
+        "node_modules/x.md": "dependency",
+        "image.png": b"\x89PNG....",
+        "fake.md": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+        "nul.txt": b"abc\x00def",
+        "big.md": "x" * 2000,
+        "latin.txt": "caf\xe9 cr\xe8me".encode("cp1252"),
+        "bom.md": b"\xef\xbb\xbfwith bom",
+        "utf16.txt": "wide text".encode("utf-16"),
+        "ignored/secret.md": "private",
+        "drafts/keep.md": "keep me",
+    })
+    (root / ".ragdeskignore").write_text("ignored/\n*.tmp.md\n", encoding="utf-8")
+    (root / "folder.md").mkdir()
+    (root / "dangling.md").symlink_to(root / "nowhere.md")
+    (root / "loop").symlink_to(root)
+    os.mkfifo(root / "pipe.md")
+    notes, skipped = load_notes(root, LoadOptions(max_bytes=1000))
+    paths = [n.path for n in notes]
+    assert paths == ["a.md", "bom.md", "drafts/keep.md", "latin.txt", "sub/b.txt", "utf16.txt"]
+    reasons = {s.path: s.reason for s in skipped}
+    assert reasons["fake.md"].startswith("binary file")
+    assert reasons["nul.txt"].startswith("binary file")
+    assert reasons["big.md"].startswith("too large")
+    assert reasons["dangling.md"] == "dangling symbolic link"
+    assert reasons["folder.md"] == "is a folder, not a note file"
+    assert reasons["pipe.md"].startswith("not a regular file")
+    assert "decoded as cp1252" in reasons["latin.txt"]
+    assert "UTF-16" in reasons["utf16.txt"]
+    assert "loop/a.md" not in reasons and "loop/a.md" not in paths  # the link back into the walk is not followed
+    by_path = {n.path: n for n in notes}
+    assert by_path["latin.txt"].text == "café crème"
+    assert by_path["bom.md"].text == "with bom"
+    assert by_path["utf16.txt"].text == "wide text"
+    assert not any(s.path.startswith(("ignored", ".obsidian", "node_modules")) for s in skipped)
+
+
+def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="notes folder not found"):
+        load_notes(tmp_path / "nope")
+
+
+def test_front_matter_metadata_and_body() -> None:
+    text = "---\ntitle: \"My Note\"\naliases: [one, two]\ntags:\n  - a\n  - b\npermalink: x\n---\n# Body\n"
+    meta, start = parse_front_matter(text)
+    assert meta["title"] == "My Note"
+    assert meta["aliases"] == ["one", "two"]
+    assert meta["tags"] == ["a", "b"]
+    assert text[start:] == "# Body\n"
+
+
+@pytest.mark.parametrize("text", [
+    "---\ntitle: no closing fence\n# Body\n",
+    "---\nthis is not yaml at all\n---\nbody",
+    "----\nnot front matter\n",
+])
+def test_broken_front_matter_is_text(text: str) -> None:
+    assert parse_front_matter(text) == ({}, 0)
+
+
+def test_decode_fallbacks() -> None:
+    assert decode("čeština".encode())[0] == "čeština"
+    text, enc, reason = decode(b"\x93quoted\x94")
+    assert text == "\u201cquoted\u201d" and enc == "cp1252" and reason and "byte 0" in reason
+    assert decode(b"%PDF-1.4")[0] is None

@@ -1,0 +1,41 @@
+"""ragdesk.core must import and work without Qt (and must not import it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+CODE = r"""
+import sys, importlib, pkgutil
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('PySide6', 'shiboken6'):
+            raise ImportError('Qt is blocked for this test')
+sys.meta_path.insert(0, Block())
+import ragdesk.core
+for m in pkgutil.iter_modules(ragdesk.core.__path__):
+    importlib.import_module('ragdesk.core.' + m.name)
+from ragdesk.core.library import build_index
+lib, _ = build_index(sys.argv[1], sys.argv[2], workers=1)
+assert lib.search('hello').hits
+assert not any(k.startswith('PySide6') for k in sys.modules)
+print('ok')
+"""
+
+
+def test_core_without_qt(tmp_path: Path) -> None:
+    notes = tmp_path / "n"
+    notes.mkdir()
+    (notes / "a.md").write_text("hello world")
+    out = subprocess.run([sys.executable, "-c", CODE, str(notes), str(tmp_path / "i")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_no_qt_imports_in_core_sources() -> None:
+    core = Path(__file__).resolve().parents[2] / "ragdesk" / "core"
+    for path in core.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "PySide6" not in text and "shiboken6" not in text, path
