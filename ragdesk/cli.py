@@ -24,7 +24,9 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunker", choices=CHUNKERS, default="markdown", help="how notes are cut (default: markdown)")
     p.add_argument("--chunk-size", type=int, default=80, help="target words per chunk (default: 80)")
     p.add_argument("--overlap", type=int, default=20, help="words shared by neighbouring chunks (default: 20)")
-    p.add_argument("--extensions", default=None, help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org)")
+    p.add_argument(
+        "--extensions", default=None, help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org)"
+    )
     p.add_argument("--max-mb", type=float, default=10.0, help="skip files larger than this (default: 10)")
 
 
@@ -58,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="rank chunks for a query (builds the index first if needed)")
     p.add_argument("folder")
     p.add_argument("query", nargs="?")
-    p.add_argument("--queries", help="JSONL file of {\"id\", \"query\"} lines: batch mode, one JSON line out per query")
+    p.add_argument("--queries", help='JSONL file of {"id", "query"} lines: batch mode, one JSON line out per query')
     p.add_argument("-k", type=int, default=10, help="number of results (default: 10)")
     _add_index_options(p)
     _add_query_options(p)
@@ -70,8 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.add_argument("-k", type=int, default=4, help="number of excerpts (default: 4)")
     p.add_argument("--budget-tokens", type=int, default=None, help="keep the whole prompt under this many tokens")
-    p.add_argument("--order", choices=("rank", "ends"), default="rank",
-                   help="rank order, or best first and last (default: rank)")
+    p.add_argument(
+        "--order", choices=("rank", "ends"), default="rank", help="rank order, or best first and last (default: rank)"
+    )
     _add_index_options(p)
     _add_query_options(p)
     p.add_argument("--json", action="store_true")
@@ -184,8 +187,10 @@ def _print_hits(result: Any, explain: bool) -> None:
         print(f"{h.rank:>3}. {h.score:8.3f}  {where}\n       {snippet}")
         if explain:
             print("\n".join("       " + line for line in explanation_text(h.explain, h.score).split("\n")))
-    print(f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, analyzer = {result.analyzer}, "
-          f"k1 = {result.k1:g}, b = {result.b:g}, {result.took_ms:.1f} ms")
+    print(
+        f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, analyzer = {result.analyzer}, "
+        f"k1 = {result.k1:g}, b = {result.b:g}, {result.took_ms:.1f} ms"
+    )
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -213,7 +218,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             item = json.loads(line)
             qid, query = item["id"], item["query"]
         except (ValueError, KeyError, TypeError) as exc:
-            raise CliError(f"{args.queries}:{n}: expected {{\"id\", \"query\"}}: {exc}") from exc
+            raise CliError(f'{args.queries}:{n}: expected {{"id", "query"}}: {exc}') from exc
         out = lib.search(str(query), analyzer, args.k1, args.b, args.k, explain=args.explain).to_json(args.explain)
         print(json.dumps({"id": qid, **out}, ensure_ascii=False))
     return 0
@@ -227,15 +232,23 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     excerpts = [Excerpt(h.path, h.heading, h.start_line, h.end_line, h.text, h.rank) for h in result.hits]
     prompt = build_prompt(args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order)
     if args.json:
-        print(json.dumps({
-            "prompt": prompt.text,
-            "tokens": prompt.tokens,
-            "estimator": prompt.estimator,
-            "excerpts": [{"n": i, "path": e.path, "heading": e.heading, "rank": e.rank}
-                         for i, e in enumerate(prompt.excerpts, start=1)],
-            "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
-            "flagged": [{"n": n, "reasons": sorted({f.reason for f in fs})} for n, fs in prompt.flagged],
-        }, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "prompt": prompt.text,
+                    "tokens": prompt.tokens,
+                    "estimator": prompt.estimator,
+                    "excerpts": [
+                        {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank}
+                        for i, e in enumerate(prompt.excerpts, start=1)
+                    ],
+                    "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
+                    "flagged": [{"n": n, "reasons": sorted({f.reason for f in fs})} for n, fs in prompt.flagged],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return 0
     sys.stdout.write(prompt.text)
     note = f"[{prompt.summary()} ({prompt.estimator})"
@@ -252,9 +265,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     tokens = Analyzer(_analyzer(args)).tokens(args.text)
     if args.json:
-        print(json.dumps({"analyzer": _analyzer(args).key,
-                          "tokens": [{"term": t.term, "start": t.start, "end": t.end, "word": t.word} for t in tokens]},
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "analyzer": _analyzer(args).key,
+                    "tokens": [{"term": t.term, "start": t.start, "end": t.end, "word": t.word} for t in tokens],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         print(" ".join(t.term for t in tokens))
     return 0
@@ -270,8 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     if first not in SUBCOMMANDS and not any(a in ("-h", "--help", "--version") for a in argv):
         return _run_gui(argv)
     args = build_parser().parse_args(argv)
-    handlers = {"index": cmd_index, "search": cmd_search, "prompt": cmd_prompt, "analyze": cmd_analyze,
-                "eval": cmd_eval}
+    handlers = {
+        "index": cmd_index,
+        "search": cmd_search,
+        "prompt": cmd_prompt,
+        "analyze": cmd_analyze,
+        "eval": cmd_eval,
+    }
     if args.command is None:
         return _run_gui(argv)
     try:

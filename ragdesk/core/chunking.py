@@ -152,8 +152,12 @@ def _blocks(note: Note) -> list[_Block]:
         if fence is not None:
             if line.strip().startswith(fence):
                 blocks.append(
-                    _Block(fence_start, line_end, len(_NONSPACE.findall(text, fence_start, line_end)),
-                           tuple(t for _, t in trail))
+                    _Block(
+                        fence_start,
+                        line_end,
+                        len(_NONSPACE.findall(text, fence_start, line_end)),
+                        tuple(t for _, t in trail),
+                    )
                 )
                 fence = None
             pos = nxt

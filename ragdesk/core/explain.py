@@ -71,4 +71,3 @@ def explanation_text(rows: list[TermRow], score: float, header: str = "") -> str
         if r.in_index and r.f:
             lines.append(f"{r.term}: {r.formula}")
     return "\n".join(lines)
-

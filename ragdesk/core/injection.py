@@ -28,34 +28,52 @@ _MARKER = "chat role marker"
 # (pattern, reason); patterns are matched case-insensitively on the raw text.
 _PATTERNS: list[tuple[str, str]] = [
     # English
-    (r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|any)\b"
-     r"[^.\n]{0,20}\b(instructions?|prompts?|rules|directions)\b", _IGNORE),
+    (
+        r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|any)\b"
+        r"[^.\n]{0,20}\b(instructions?|prompts?|rules|directions)\b",
+        _IGNORE,
+    ),
     (r"\byou are now\b|\bfrom now on,? you\b|\bact as (an? )?(unrestricted|jailbroken|different)\b", _ROLE),
     (r"\b(system|developer) (prompt|message|instructions?)\b", _SYSTEM),
     (r"\bdo not (tell|inform) the user\b", "asks to hide something from the user"),
     # Czech
-    (r"\b(ignoruj|ignorujte|zapomeň|zapomeňte)\b[^.\n]{0,40}\b(předchozí|dřívější|všechny|výše uvedené)\b"
-     r"[^.\n]{0,20}\b(instrukce|pokyny|příkazy)\b", _IGNORE),
+    (
+        r"\b(ignoruj|ignorujte|zapomeň|zapomeňte)\b[^.\n]{0,40}\b(předchozí|dřívější|všechny|výše uvedené)\b"
+        r"[^.\n]{0,20}\b(instrukce|pokyny|příkazy)\b",
+        _IGNORE,
+    ),
     (r"\b(nyní|teď) jsi\b|\bod teď jsi\b", _ROLE),
     (r"\bsystémov(ý|ého|é) (prompt|pokyn)", _SYSTEM),
     # Ukrainian
-    (r"(ігноруй|ігноруйте|забудь|забудьте)[^.\n]{0,40}(попередні|усі|всі|вищезазначені)[^.\n]{0,20}"
-     r"(інструкції|вказівки|команди)", _IGNORE),
+    (
+        r"(ігноруй|ігноруйте|забудь|забудьте)[^.\n]{0,40}(попередні|усі|всі|вищезазначені)[^.\n]{0,20}"
+        r"(інструкції|вказівки|команди)",
+        _IGNORE,
+    ),
     (r"(тепер|відтепер) ти\b", _ROLE),
     (r"системн(ий|ого|і) (промпт|запит|інструкці)", _SYSTEM),
     # French
-    (r"\b(ignore[sz]?|oublie[sz]?)\b[^.\n]{0,40}\b(instructions|consignes)\b[^.\n]{0,20}"
-     r"\b(précédentes|antérieures|ci-dessus)\b", _IGNORE),
+    (
+        r"\b(ignore[sz]?|oublie[sz]?)\b[^.\n]{0,40}\b(instructions|consignes)\b[^.\n]{0,20}"
+        r"\b(précédentes|antérieures|ci-dessus)\b",
+        _IGNORE,
+    ),
     (r"\b(tu es|vous êtes) (maintenant|désormais)\b", _ROLE),
     (r"\bprompt (du )?système\b|\bmessage système\b", _SYSTEM),
     # Italian
-    (r"\b(ignora|ignorate|dimentica)\b[^.\n]{0,40}\b(istruzioni|indicazioni)\b[^.\n]{0,20}"
-     r"\b(precedenti|sopra)\b", _IGNORE),
+    (
+        r"\b(ignora|ignorate|dimentica)\b[^.\n]{0,40}\b(istruzioni|indicazioni)\b[^.\n]{0,20}"
+        r"\b(precedenti|sopra)\b",
+        _IGNORE,
+    ),
     (r"\b(ora|adesso) sei\b|\bda ora in poi sei\b", _ROLE),
     (r"\bprompt di sistema\b", _SYSTEM),
     # German
-    (r"\b(ignoriere|ignorieren sie|vergiss)\b[^.\n]{0,40}\b(vorherigen|bisherigen|obigen|alle)\b[^.\n]{0,20}"
-     r"\b(anweisungen|instruktionen|befehle)\b", _IGNORE),
+    (
+        r"\b(ignoriere|ignorieren sie|vergiss)\b[^.\n]{0,40}\b(vorherigen|bisherigen|obigen|alle)\b[^.\n]{0,20}"
+        r"\b(anweisungen|instruktionen|befehle)\b",
+        _IGNORE,
+    ),
     (r"\bdu bist (jetzt|nun|ab sofort)\b", _ROLE),
     (r"\bsystem-?prompt\b", _SYSTEM),
     # Chat-template and role markers

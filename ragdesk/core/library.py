@@ -176,8 +176,9 @@ class Library:
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: str | os.PathLike[str], index_dir: str | os.PathLike[str] | None = None,
-             verify: bool = False) -> Library:
+    def open(
+        cls, folder: str | os.PathLike[str], index_dir: str | os.PathLike[str] | None = None, verify: bool = False
+    ) -> Library:
         """Open the stored index of `folder`; raises store.IndexDamaged when it must be rebuilt."""
         folder_path = Path(folder).resolve()
         root = store.index_dir_for(folder_path, index_dir)
@@ -295,14 +296,16 @@ class Library:
         for rank, (doc, score) in enumerate(zip(docs.tolist(), scores.tolist()), start=1):
             c = self.chunk(doc)
             rows = self._rows(qterms, ti, doc, k1, b) if explain else []
-            hits.append(Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line,
-                            int(ti.doc_len[doc]), c.text, rows))
+            hits.append(
+                Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, int(ti.doc_len[doc]), c.text, rows)
+            )
         took = (time.perf_counter() - t0) * 1000
         terms = [QueryTerm(t, w, ti.df(tid) if tid is not None else 0) for t, w, tid in qterms]
         return SearchResult(query, config.key, k1, b, ti.n_docs, ti.avgdl, took, hits, terms, reason)
 
-    def rank_of(self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1,
-                b: float = DEFAULT_B) -> int | None:
+    def rank_of(
+        self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+    ) -> int | None:
         """1-based rank of a chunk for `query` under `analyzer` (None when it does not match)."""
         ti = self.term_index(analyzer)
         present = [tid for _, _, tid in self._query_terms(query, analyzer, ti) if tid is not None]
@@ -313,15 +316,22 @@ class Library:
         s = scores[where[0]]
         return int(np.sum(scores > s) + np.sum((scores == s) & (docs < chunk_id))) + 1
 
-    def explain(self, query: str, chunk_id: int, analyzer: AnalyzerConfig | None = None,
-                k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> list[TermRow]:
+    def explain(
+        self,
+        query: str,
+        chunk_id: int,
+        analyzer: AnalyzerConfig | None = None,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+    ) -> list[TermRow]:
         """One row per distinct query term for `chunk_id`; the contributions sum to its score."""
         config = analyzer or AnalyzerConfig()
         ti = self.term_index(config)
         return self._rows(self._query_terms(query, config, ti), ti, chunk_id, k1, b)
 
-    def _query_terms(self, query: str, config: AnalyzerConfig, ti: TermIndex
-                     ) -> list[tuple[str, tuple[str, ...], int | None]]:
+    def _query_terms(
+        self, query: str, config: AnalyzerConfig, ti: TermIndex
+    ) -> list[tuple[str, tuple[str, ...], int | None]]:
         out = []
         for term, words in self.analyzer(config).query_terms(query):
             tid = ti.term_id(term)
@@ -329,8 +339,9 @@ class Library:
         return out
 
     @staticmethod
-    def _rows(qterms: list[tuple[str, tuple[str, ...], int | None]], ti: TermIndex, doc: int,
-              k1: float, b: float) -> list[TermRow]:
+    def _rows(
+        qterms: list[tuple[str, tuple[str, ...], int | None]], ti: TermIndex, doc: int, k1: float, b: float
+    ) -> list[TermRow]:
         n, avgdl, dl = ti.n_docs, ti.avgdl, int(ti.doc_len[doc])
         rows = []
         for term, words, tid in qterms:
@@ -379,8 +390,13 @@ def _batches(files: list[NoteFile]) -> list[list[NoteFile]]:
 
 
 def _run_batches(
-    batches: list[list[NoteFile]], options: ChunkOptions, workers: int, total_files: int, done_files: int,
-    progress: ProgressFn | None, cancelled: CancelFn | None,
+    batches: list[list[NoteFile]],
+    options: ChunkOptions,
+    workers: int,
+    total_files: int,
+    done_files: int,
+    progress: ProgressFn | None,
+    cancelled: CancelFn | None,
 ) -> list[BatchResult]:
     """Process batches, in worker processes when there is enough work; results in batch order."""
     results: list[BatchResult | None] = [None] * len(batches)
@@ -480,9 +496,13 @@ def build_index(
     report.added = len(todo) - report.changed
     report.unchanged = len(reuse)
     stored_walk_skips = {(s.path, s.reason) for s in previous.skipped if s.size < 0} if previous else set()
-    if previous is not None and not todo and not report.removed and stored_walk_skips == {
-        (s.path, s.reason) for s in walk_skipped
-    } and len(carried) == sum(1 for s in previous.skipped if s.size >= 0 and not s.loaded):
+    if (
+        previous is not None
+        and not todo
+        and not report.removed
+        and stored_walk_skips == {(s.path, s.reason) for s in walk_skipped}
+        and len(carried) == sum(1 for s in previous.skipped if s.size >= 0 and not s.loaded)
+    ):
         report.rebuilt = False
         report.files, report.chunks, report.tokens = len(previous.notes), previous.n_chunks, previous.n_tokens
         report.skipped = previous.skipped
@@ -498,8 +518,9 @@ def build_index(
     if cancelled is not None and cancelled():
         raise BuildCancelled("indexing was cancelled")
     prev_decoded = {p: s for p, s in prev_read_skips.items() if s.loaded}
-    library = _assemble(folder_path, root, settings, files, reuse, previous, results,
-                        walk_skipped + carried, prev_decoded)
+    library = _assemble(
+        folder_path, root, settings, files, reuse, previous, results, walk_skipped + carried, prev_decoded
+    )
     report.files, report.chunks, report.tokens = len(library.notes), library.n_chunks, library.n_tokens
     report.skipped = library.skipped
     report.elapsed_s = time.perf_counter() - t0
@@ -507,8 +528,14 @@ def build_index(
 
 
 def _assemble(
-    folder: Path, root: Path, settings: IndexSettings, files: list[NoteFile], reuse: dict[str, int],
-    previous: Library | None, results: list[BatchResult], skipped_before: list[Skipped],
+    folder: Path,
+    root: Path,
+    settings: IndexSettings,
+    files: list[NoteFile],
+    reuse: dict[str, int],
+    previous: Library | None,
+    results: list[BatchResult],
+    skipped_before: list[Skipped],
     prev_decoded: dict[str, Skipped],
 ) -> Library:
     """Merge reused notes and freshly processed batches, in path order, into a new generation."""

@@ -88,7 +88,9 @@ def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | N
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
-def walk_notes(root: str | os.PathLike[str], options: LoadOptions | None = None) -> tuple[list[NoteFile], list[Skipped]]:
+def walk_notes(
+    root: str | os.PathLike[str], options: LoadOptions | None = None
+) -> tuple[list[NoteFile], list[Skipped]]:
     """Find note files under `root` without following links back into the walk."""
     options = options or LoadOptions()
     root_path = Path(root)
@@ -144,7 +146,9 @@ def walk_notes(root: str | os.PathLike[str], options: LoadOptions | None = None)
                 continue
             if st.st_size > options.max_bytes:
                 skipped.append(
-                    Skipped(relpath, f"too large: {st.st_size / 1e6:.1f} MB over the {options.max_bytes / 1e6:.0f} MB limit")
+                    Skipped(
+                        relpath, f"too large: {st.st_size / 1e6:.1f} MB over the {options.max_bytes / 1e6:.0f} MB limit"
+                    )
                 )
                 continue
             found.append(NoteFile(relpath, entry.path, st.st_size, st.st_mtime_ns))

@@ -102,8 +102,10 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise IndexDamaged(f"damaged manifest in {folder}: {exc}") from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
-        raise IndexDamaged(f"index format {manifest.get('format') if isinstance(manifest, dict) else '?'} "
-                          f"is not {FORMAT_VERSION}: rebuild needed")
+        raise IndexDamaged(
+            f"index format {manifest.get('format') if isinstance(manifest, dict) else '?'} "
+            f"is not {FORMAT_VERSION}: rebuild needed"
+        )
     return manifest
 
 

@@ -69,7 +69,11 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
             note, skip = read_note(f)
             chunks = chunk_note(note, options) if note is not None else []
         except Exception as exc:  # a note must never take the build down
-            note, skip, chunks = None, Skipped(f.path, f"could not be processed: {exc!r}", False, f.size, f.mtime_ns), []
+            note, skip, chunks = (
+                None,
+                Skipped(f.path, f"could not be processed: {exc!r}", False, f.size, f.mtime_ns),
+                [],
+            )
         if skip is not None:
             out.skipped.append(skip)
         if note is None:

@@ -31,13 +31,15 @@ def test_token_offsets_point_into_the_original_text() -> None:
     text = "Hello, Wörld! hello"
     toks = Analyzer(AnalyzerConfig("words")).tokens(text)
     assert [(t.term, text[t.start : t.end]) for t in toks] == [
-        ("hello", "Hello"), ("wörld", "Wörld"), ("hello", "hello")]
+        ("hello", "Hello"),
+        ("wörld", "Wörld"),
+        ("hello", "hello"),
+    ]
 
 
 def test_query_terms_distinct_with_source_words() -> None:
     a = Analyzer(AnalyzerConfig("stems"))
-    assert a.query_terms("indukce indukci Python python!") == [
-        ("induk", ["indukce", "indukci"]), ("pytho", ["python"])]
+    assert a.query_terms("indukce indukci Python python!") == [("induk", ["indukce", "indukci"]), ("pytho", ["python"])]
     assert a.query_terms("?!... ---") == []
 
 

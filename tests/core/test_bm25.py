@@ -73,8 +73,9 @@ def _reference_scores(docs: list[list[str]], query: list[str], k1: float, b: flo
     k1=st.floats(0.1, 3.0),
     b=st.floats(0.0, 1.0),
 )
-def test_index_matches_reference(tmp_path_factory: pytest.TempPathFactory, docs: list[list[str]],
-                                 query: list[str], k1: float, b: float) -> None:
+def test_index_matches_reference(
+    tmp_path_factory: pytest.TempPathFactory, docs: list[list[str]], query: list[str], k1: float, b: float
+) -> None:
     root = tmp_path_factory.mktemp("corpus")
     notes = write_notes(root / "notes", {f"d{i:02d}.txt": " ".join(d) for i, d in enumerate(docs)})
     settings_ = IndexSettings(chunk=ChunkOptions("words", size=1000, overlap=0))

@@ -47,17 +47,47 @@ def test_index_json(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_search_json_contract(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "search", str(folder), "rebase history", "-k", "3", "--analyzer", "words",
-                       "--k1", "1.5", "--b", "0.5", "--index-dir", str(tmp_path / "i"), "--json")
+    code, out, _ = run(
+        capsys,
+        "search",
+        str(folder),
+        "rebase history",
+        "-k",
+        "3",
+        "--analyzer",
+        "words",
+        "--k1",
+        "1.5",
+        "--b",
+        "0.5",
+        "--index-dir",
+        str(tmp_path / "i"),
+        "--json",
+    )
     data = json.loads(out)
     assert code == 0
     assert {"query", "analyzer", "k1", "b", "N", "avgdl", "took_ms", "hits"} <= set(data)
     assert (data["analyzer"], data["k1"], data["b"], data["N"]) == ("words", 1.5, 0.5, 3)
     hit = data["hits"][0]
-    assert {"rank", "score", "path", "chunk_id", "heading", "start_line", "end_line", "length", "text",
-            "explain"} <= set(hit)
+    assert {
+        "rank",
+        "score",
+        "path",
+        "chunk_id",
+        "heading",
+        "start_line",
+        "end_line",
+        "length",
+        "text",
+        "explain",
+    } <= set(hit)
     assert (hit["rank"], hit["path"], hit["heading"], hit["start_line"], hit["end_line"]) == (
-        1, "git.md", "Git › Rebase", 1, 5)
+        1,
+        "git.md",
+        "Git › Rebase",
+        1,
+        5,
+    )
     assert hit["length"] == 6
     assert [e["term"] for e in hit["explain"]] == ["rebase", "history"]
     assert {"term", "n_t", "idf", "f", "contribution"} <= set(hit["explain"][0])
@@ -74,8 +104,9 @@ def test_search_batch_mode(folder: Path, tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_prompt_and_analyze(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "prompt", str(folder), "What does rebase do?", "-k", "1",
-                         "--index-dir", str(tmp_path / "i"))
+    code, out, err = run(
+        capsys, "prompt", str(folder), "What does rebase do?", "-k", "1", "--index-dir", str(tmp_path / "i")
+    )
     assert code == 0
     assert out.startswith("Answer the question using only")
     assert "[1] (git.md › Git › Rebase, lines 1–5)\n> # Git" in out

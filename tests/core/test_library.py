@@ -105,8 +105,9 @@ def test_incremental_equals_full_rebuild(tmp_path: Path) -> None:
     rng = random.Random(7)
     vocab = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split()
     folder = tmp_path / "notes"
-    write_notes(folder, {f"n{i:03d}.md": f"# N{i}\n\n" + " ".join(rng.choices(vocab, k=rng.randint(5, 150)))
-                         for i in range(60)})
+    write_notes(
+        folder, {f"n{i:03d}.md": f"# N{i}\n\n" + " ".join(rng.choices(vocab, k=rng.randint(5, 150))) for i in range(60)}
+    )
     build_index(folder, tmp_path / "inc", workers=1)
     for step in range(3):
         pick = rng.sample(sorted(folder.glob("*.md")), 9)
@@ -124,7 +125,10 @@ def test_incremental_equals_full_rebuild(tmp_path: Path) -> None:
         for name in ANALYZERS:
             assert _stats(inc, name) == _stats(full, name)
             q = "alpha new0 kappa"
-            assert inc.search(q, AnalyzerConfig(name)).to_json()["hits"] == full.search(q, AnalyzerConfig(name)).to_json()["hits"]
+            assert (
+                inc.search(q, AnalyzerConfig(name)).to_json()["hits"]
+                == full.search(q, AnalyzerConfig(name)).to_json()["hits"]
+            )
 
 
 def test_damaged_index_is_detected(lib: Library, tmp_path: Path) -> None:

@@ -13,21 +13,24 @@ from ..conftest import write_notes
 
 
 def test_walk_skips_and_reports(tmp_path: Path) -> None:
-    root = write_notes(tmp_path / "n", {
-        "a.md": "# A\n\nhello",
-        "sub/b.txt": "plain",
-        ".obsidian/workspace.md": "hidden",
-        "node_modules/x.md": "dependency",
-        "image.png": b"\x89PNG....",
-        "fake.md": b"\x89PNG\r\n\x1a\n\x00\x00binary",
-        "nul.txt": b"abc\x00def",
-        "big.md": "x" * 2000,
-        "latin.txt": "caf\xe9 cr\xe8me".encode("cp1252"),
-        "bom.md": b"\xef\xbb\xbfwith bom",
-        "utf16.txt": "wide text".encode("utf-16"),
-        "ignored/secret.md": "private",
-        "drafts/keep.md": "keep me",
-    })
+    root = write_notes(
+        tmp_path / "n",
+        {
+            "a.md": "# A\n\nhello",
+            "sub/b.txt": "plain",
+            ".obsidian/workspace.md": "hidden",
+            "node_modules/x.md": "dependency",
+            "image.png": b"\x89PNG....",
+            "fake.md": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+            "nul.txt": b"abc\x00def",
+            "big.md": "x" * 2000,
+            "latin.txt": "caf\xe9 cr\xe8me".encode("cp1252"),
+            "bom.md": b"\xef\xbb\xbfwith bom",
+            "utf16.txt": "wide text".encode("utf-16"),
+            "ignored/secret.md": "private",
+            "drafts/keep.md": "keep me",
+        },
+    )
     (root / ".ragdeskignore").write_text("ignored/\n*.tmp.md\n", encoding="utf-8")
     (root / "folder.md").mkdir()
     (root / "dangling.md").symlink_to(root / "nowhere.md")
@@ -59,7 +62,7 @@ def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_front_matter_metadata_and_body() -> None:
-    text = "---\ntitle: \"My Note\"\naliases: [one, two]\ntags:\n  - a\n  - b\npermalink: x\n---\n# Body\n"
+    text = '---\ntitle: "My Note"\naliases: [one, two]\ntags:\n  - a\n  - b\npermalink: x\n---\n# Body\n'
     meta, start = parse_front_matter(text)
     assert meta["title"] == "My Note"
     assert meta["aliases"] == ["one", "two"]
@@ -67,11 +70,14 @@ def test_front_matter_metadata_and_body() -> None:
     assert text[start:] == "# Body\n"
 
 
-@pytest.mark.parametrize("text", [
-    "---\ntitle: no closing fence\n# Body\n",
-    "---\nthis is not yaml at all\n---\nbody",
-    "----\nnot front matter\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\ntitle: no closing fence\n# Body\n",
+        "---\nthis is not yaml at all\n---\nbody",
+        "----\nnot front matter\n",
+    ],
+)
 def test_broken_front_matter_is_text(text: str) -> None:
     assert parse_front_matter(text) == ({}, 0)
 

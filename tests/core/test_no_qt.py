@@ -28,8 +28,7 @@ def test_core_without_qt(tmp_path: Path) -> None:
     notes = tmp_path / "n"
     notes.mkdir()
     (notes / "a.md").write_text("hello world")
-    out = subprocess.run([sys.executable, "-c", CODE, str(notes), str(tmp_path / "i")],
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", CODE, str(notes), str(tmp_path / "i")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 

@@ -1,0 +1,93 @@
+"""Painting helpers: stacked per-term contribution bars, share bars, and rich-text snippets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
+from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from .models import HtmlRole, RowsRole, ShareRole, term_color
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ContributionBarDelegate(QStyledItemDelegate):
+    """A stacked bar of a hit's per-term contributions, scaled to the best score in the list."""
+
+    def __init__(self, max_score: Any, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._max_score = max_score  # callable returning the top score
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        super().paint(painter, option, index)
+        rows = index.data(RowsRole) or []
+        top = self._max_score() or 1.0
+        rect = option.rect.adjusted(3, 5, -3, -5)
+        x = float(rect.left())
+        painter.save()
+        for r in rows:
+            if r.contribution <= 0:
+                continue
+            w = rect.width() * r.contribution / top
+            painter.fillRect(QRectF(x, rect.top(), w, rect.height()), term_color(r.term).darker(115))
+            x += w
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        return QSize(120, 22)
+
+
+class ShareBarDelegate(QStyledItemDelegate):
+    """A horizontal bar for a breakdown row's share of the score, with the percentage on top."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        share = float(index.data(ShareRole) or 0.0)
+        painter.save()
+        if option.state & QStyle.StateFlag.State_Selected:
+            painter.fillRect(option.rect, option.palette.highlight())
+        bar = option.rect.adjusted(2, 4, -2, -4)
+        bar.setWidth(int(bar.width() * share))
+        term = index.siblingAtColumn(0).data()
+        painter.fillRect(bar, term_color(str(term)).darker(110))
+        painter.setPen(option.palette.color(QPalette.ColorRole.Text))
+        painter.drawText(
+            option.rect.adjusted(4, 0, -4, 0),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+            str(index.data()),
+        )
+        painter.restore()
+
+
+class HtmlDelegate(QStyledItemDelegate):
+    """Renders the HtmlRole of a cell (highlighted snippet) on one line, elided by the cell."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        html_text = index.data(HtmlRole)
+        if html_text is None:
+            super().paint(painter, option, index)
+            return
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        style = opt.widget.style() if opt.widget else None
+        if style is not None:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        doc = QTextDocument()
+        doc.setDocumentMargin(2)
+        doc.setDefaultFont(opt.font)
+        doc.setHtml(html_text)
+        doc.setTextWidth(10_000)
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        if opt.state & QStyle.StateFlag.State_Selected:
+            ctx.palette.setColor(QPalette.ColorRole.Text, opt.palette.color(QPalette.ColorRole.HighlightedText))
+        painter.save()
+        painter.setClipRect(opt.rect)
+        painter.translate(opt.rect.left(), opt.rect.top() + (opt.rect.height() - doc.size().height()) / 2)
+        doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+
+
+def swatch(color: QColor) -> str:
+    return f'<span style="background-color:{color.name()}">&nbsp;&nbsp;&nbsp;</span>'

@@ -1,0 +1,171 @@
+"""Dialogs: skipped files, index settings, prompt instructions, and About."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .. import __version__
+from ..core.chunking import CHUNKERS, ChunkOptions
+from ..core.library import IndexSettings
+from ..core.loader import LoadOptions, Skipped
+from ..core.prompt import DEFAULT_INSTRUCTIONS
+
+
+class SkippedDialog(QDialog):
+    """Every skipped or fallback-decoded file with its reason."""
+
+    def __init__(self, skipped: list[Skipped], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Skipped and re-decoded files")
+        self.setObjectName("skippedDialog")
+        layout = QVBoxLayout(self)
+        n_skip = sum(1 for s in skipped if not s.loaded)
+        layout.addWidget(QLabel(f"{n_skip} file(s) skipped, {len(skipped) - n_skip} decoded with a fallback encoding."))
+        table = QTableWidget(len(skipped), 3, self)
+        table.setObjectName("skippedTable")
+        table.setHorizontalHeaderLabels(["File", "What happened", "Reason"])
+        for i, s in enumerate(skipped):
+            table.setItem(i, 0, QTableWidgetItem(s.path))
+            table.setItem(i, 1, QTableWidgetItem("indexed (fallback decoding)" if s.loaded else "skipped"))
+            table.setItem(i, 2, QTableWidgetItem(s.reason))
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setStretchLastSection(True)
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        layout.addWidget(table)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.table = table
+        self.resize(760, 360)
+
+
+class SettingsDialog(QDialog):
+    """Index settings (note types, ignore patterns, size limit, chunking) and the editor command."""
+
+    def __init__(self, settings: IndexSettings, editor_command: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setObjectName("settingsDialog")
+        form = QFormLayout(self)
+        self.extensions = QLineEdit(", ".join(settings.load.extensions))
+        self.ignore = QPlainTextEdit("\n".join(settings.load.ignore))
+        self.ignore.setPlaceholderText("gitignore-style patterns, one per line (also read from .ragdeskignore)")
+        self.ignore.setFixedHeight(70)
+        self.max_mb = QDoubleSpinBox()
+        self.max_mb.setRange(0.1, 1000)
+        self.max_mb.setSuffix(" MB")
+        self.max_mb.setValue(settings.load.max_bytes / 1024 / 1024)
+        self.chunker = QComboBox()
+        self.chunker.addItems(list(CHUNKERS))
+        self.chunker.setCurrentText(settings.chunk.chunker)
+        self.size = QSpinBox()
+        self.size.setRange(5, 2000)
+        self.size.setValue(settings.chunk.size)
+        self.size.setSuffix(" words")
+        self.overlap = QSpinBox()
+        self.overlap.setRange(0, 1999)
+        self.overlap.setValue(settings.chunk.overlap)
+        self.overlap.setSuffix(" words")
+        self.editor = QLineEdit(editor_command)
+        self.editor.setPlaceholderText("e.g. code -g {path}:{line}   (empty: the system's default app)")
+        form.addRow("Note types", self.extensions)
+        form.addRow("Ignore patterns", self.ignore)
+        form.addRow("Skip files larger than", self.max_mb)
+        form.addRow("Chunker", self.chunker)
+        form.addRow("Chunk size", self.size)
+        form.addRow("Overlap", self.overlap)
+        form.addRow("Editor command", self.editor)
+        self.error = QLabel("")
+        self.error.setStyleSheet("color: #b00020")
+        form.addRow(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._on_accepted)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+        self.result_settings: IndexSettings | None = None
+
+    def _on_accepted(self) -> None:
+        exts = tuple(
+            e if e.startswith(".") else "." + e for e in (x.strip() for x in self.extensions.text().split(",")) if e
+        )
+        try:
+            chunk = ChunkOptions(self.chunker.currentText(), self.size.value(), self.overlap.value())
+        except ValueError as exc:
+            self.error.setText(str(exc))
+            return
+        if not exts:
+            self.error.setText("give at least one note type, e.g. .md")
+            return
+        ignore = tuple(x.strip() for x in self.ignore.toPlainText().splitlines() if x.strip())
+        self.result_settings = IndexSettings(LoadOptions(exts, int(self.max_mb.value() * 1024 * 1024), ignore), chunk)
+        self.accept()
+
+
+class InstructionsDialog(QDialog):
+    """Edit the prompt's instructions (saved), with a reset to the defaults."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Prompt instructions")
+        layout = QVBoxLayout(self)
+        self.editor = QPlainTextEdit(text)
+        self.editor.setObjectName("instructionsEdit")
+        layout.addWidget(self.editor)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        reset = QPushButton("Reset to default")
+        reset.clicked.connect(lambda: self.editor.setPlainText(DEFAULT_INSTRUCTIONS))
+        buttons.addButton(reset, QDialogButtonBox.ButtonRole.ResetRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(620, 260)
+
+
+class AboutDialog(QDialog):
+    """Version, and where the index cache and settings live, with a button to clear the cache."""
+
+    def __init__(self, index_root: str, settings_file: str, clear_cache: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("About ragdesk")
+        self.setObjectName("aboutDialog")
+        layout = QVBoxLayout(self)
+        label = QLabel(
+            f"<h3>ragdesk {__version__}</h3>"
+            "<p>Find the right passage in your notes, see why it ranked, and paste it into a chat assistant "
+            "as a well-built prompt.</p>"
+            f"<p><b>Index cache:</b> {index_root}<br><b>Settings:</b> {settings_file}</p>"
+        )
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label.setWordWrap(True)
+        layout.addWidget(label)
+        self.clear_button = QPushButton("Clear index cache")
+        self.clear_button.setObjectName("clearCacheButton")
+        self.status = QLabel("")
+
+        def _clear() -> None:
+            self.status.setText(clear_cache())
+
+        self.clear_button.clicked.connect(_clear)
+        layout.addWidget(self.clear_button)
+        layout.addWidget(self.status)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)

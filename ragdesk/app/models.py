@@ -1,0 +1,214 @@
+"""Qt item models over core results: the ranked hits and one hit's per-term breakdown."""
+
+from __future__ import annotations
+
+import html
+import zlib
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+
+from ..core.explain import TermRow
+from ..core.injection import describe, detect_injection
+from ..core.library import Hit, SearchResult
+
+HitRole = Qt.ItemDataRole.UserRole + 1
+RowsRole = Qt.ItemDataRole.UserRole + 2  # list[TermRow] of a hit (for the contribution bar)
+HtmlRole = Qt.ItemDataRole.UserRole + 3  # rich text for the snippet delegate
+ShareRole = Qt.ItemDataRole.UserRole + 4  # float in [0, 1] for a breakdown bar
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def term_color(term: str) -> QColor:
+    """A stable colour per term (the same in every view of the window)."""
+    hue = zlib.crc32(term.encode("utf-8")) % 360
+    return QColor.fromHsv(hue, 110, 245)
+
+
+def highlighted_html(text: str, spans: list[tuple[int, int, str]], limit: int | None = None) -> str:
+    """Escape `text` and wrap matched spans in their term colour; collapse to `limit` chars if given."""
+    out: list[str] = []
+    pos = 0
+    for start, end, term in sorted(spans):
+        if start < pos:
+            continue
+        out.append(html.escape(text[pos:start]))
+        out.append(f'<span style="background-color:{term_color(term).name()}">{html.escape(text[start:end])}</span>')
+        pos = end
+    out.append(html.escape(text[pos:]))
+    body = "".join(out)
+    if limit is not None:
+        body = " ".join(body.split())
+    return body
+
+
+class ResultsModel(QAbstractTableModel):
+    """Ranked chunks: include-in-prompt checkbox, rank, score, source, snippet, contribution bar."""
+
+    COLUMNS = ("Use", "#", "Score", "Note › heading", "Why (terms)", "Snippet")
+    COL_USE, COL_RANK, COL_SCORE, COL_SOURCE, COL_BAR, COL_SNIPPET = range(6)
+    inclusion_changed = Signal()
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.result: SearchResult | None = None
+        self.hits: list[Hit] = []
+        self.highlights: dict[int, list[tuple[int, int, str]]] = {}
+        self.stale: set[int] = set()
+        self.excluded: set[int] = set()  # chunk ids the user unticked
+        self.flags_by_chunk: dict[int, str] = {}
+
+    def set_result(
+        self, result: SearchResult, highlights: dict[int, list[tuple[int, int, str]]], stale: set[int]
+    ) -> None:
+        self.beginResetModel()
+        self.result = result
+        self.hits = list(result.hits)
+        self.highlights = highlights
+        self.stale = stale
+        self.flags_by_chunk = {h.chunk_id: describe(detect_injection(h.text)) for h in self.hits}
+        self.flags_by_chunk = {k: v for k, v in self.flags_by_chunk.items() if v}
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.result, self.hits, self.highlights, self.stale, self.flags_by_chunk = None, [], {}, set(), {}
+        self.endResetModel()
+
+    def included_hits(self) -> list[Hit]:
+        return [h for h in self.hits if h.chunk_id not in self.excluded]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self.hits)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        f = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.column() == self.COL_USE:
+            f |= Qt.ItemFlag.ItemIsUserCheckable
+        return f
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.hits):
+            return None
+        hit = self.hits[index.row()]
+        col = index.column()
+        if role == HitRole:
+            return hit
+        if role == RowsRole:
+            return hit.explain
+        if role == Qt.ItemDataRole.CheckStateRole and col == self.COL_USE:
+            return Qt.CheckState.Unchecked if hit.chunk_id in self.excluded else Qt.CheckState.Checked
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == self.COL_RANK:
+                return hit.rank
+            if col == self.COL_SCORE:
+                return f"{hit.score:.3f}"
+            if col == self.COL_SOURCE:
+                marks = ("⚠ " if hit.chunk_id in self.flags_by_chunk else "") + (
+                    "✎ " if hit.chunk_id in self.stale else ""
+                )
+                return marks + hit.path + (f" › {hit.heading}" if hit.heading else "") + f" :{hit.start_line}"
+            if col == self.COL_SNIPPET:
+                return " ".join(hit.text.split())[:300]
+        if role == HtmlRole and col == self.COL_SNIPPET:
+            return highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), limit=300)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tips = []
+            if hit.chunk_id in self.stale:
+                tips.append("This note changed on disk since it was indexed; refresh (F5) to update.")
+            if hit.chunk_id in self.flags_by_chunk:
+                tips.append("Instruction-like text: " + self.flags_by_chunk[hit.chunk_id])
+            if col == self.COL_BAR:
+                tips.append(", ".join(f"{r.term}: {r.contribution:.3f}" for r in hit.explain if r.contribution))
+            return "\n".join(tips) or None
+        if role == Qt.ItemDataRole.ForegroundRole and col == self.COL_SOURCE and hit.chunk_id in self.stale:
+            return QBrush(QColor("#a15c00"))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.COL_RANK, self.COL_SCORE):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or index.column() != self.COL_USE or role != Qt.ItemDataRole.CheckStateRole:
+            return False
+        chunk = self.hits[index.row()].chunk_id
+        if Qt.CheckState(value) == Qt.CheckState.Checked:
+            self.excluded.discard(chunk)
+        else:
+            self.excluded.add(chunk)
+        self.dataChanged.emit(index, index, [Qt.ItemDataRole.CheckStateRole])
+        self.inclusion_changed.emit()
+        return True
+
+
+class BreakdownModel(QAbstractTableModel):
+    """One hit's BM25 breakdown: a row per distinct query term (absent terms shown and marked)."""
+
+    COLUMNS = ("Term", "From query words", "n_t", "idf", "f", "Contribution", "Share")
+    COL_TERM, COL_WORDS, COL_NT, COL_IDF, COL_F, COL_CONTRIB, COL_SHARE = range(7)
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.rows: list[TermRow] = []
+        self.score = 0.0
+
+    def set_rows(self, rows: list[TermRow]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.score = sum(r.contribution for r in rows)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        r = self.rows[index.row()]
+        col = index.column()
+        share = r.contribution / self.score if self.score else 0.0
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == self.COL_TERM:
+                return r.term
+            if col == self.COL_WORDS:
+                return ", ".join(r.words)
+            if col == self.COL_NT:
+                return r.n_t if r.in_index else "0 (not in index)"
+            if col == self.COL_IDF:
+                return f"{r.idf:.3f}"
+            if col == self.COL_F:
+                return r.f if r.f or not r.in_index else "0 (not in chunk)"
+            if col == self.COL_CONTRIB:
+                return f"{r.contribution:.3f}"
+            if col == self.COL_SHARE:
+                return f"{share:.1%}"
+        if role == ShareRole and col == self.COL_SHARE:
+            return share
+        if role == Qt.ItemDataRole.DecorationRole and col == self.COL_TERM:
+            return term_color(r.term)
+        if role == Qt.ItemDataRole.ForegroundRole and r.contribution == 0:
+            return QBrush(QColor("#888888"))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return r.formula
+        if role == Qt.ItemDataRole.TextAlignmentRole and col >= self.COL_NT:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None

@@ -1,0 +1,110 @@
+"""Persistent user settings on top of QSettings (created on demand, never at import time)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from ..core.analyzers import AnalyzerConfig
+from ..core.bm25 import DEFAULT_B, DEFAULT_K1
+from ..core.chunking import ChunkOptions
+from ..core.library import IndexSettings
+from ..core.loader import DEFAULT_EXTENSIONS, DEFAULT_MAX_BYTES, LoadOptions
+from ..core.prompt import DEFAULT_INSTRUCTIONS
+
+MAX_RECENT = 8
+
+
+class AppSettings:
+    """Typed access to the settings file; `path` selects an INI file (tests use a temporary one)."""
+
+    def __init__(self, path: str | None = None) -> None:
+        if path:
+            self.qs = QSettings(path, QSettings.Format.IniFormat)
+        else:
+            self.qs = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "ragdesk", "ragdesk")
+
+    @property
+    def file_name(self) -> str:
+        return self.qs.fileName()
+
+    def get(self, key: str, default: Any, kind: type = str) -> Any:
+        value = self.qs.value(key, default)
+        if value is None:
+            return default
+        try:
+            if kind is bool:
+                return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
+            if kind is list:
+                if isinstance(value, str):
+                    return [value] if value else []
+                return list(value)
+            return kind(value)
+        except (TypeError, ValueError):
+            return default
+
+    def set(self, key: str, value: Any) -> None:
+        self.qs.setValue(key, value)
+
+    def sync(self) -> None:
+        self.qs.sync()
+
+    # ---- folders -------------------------------------------------------------------
+    @property
+    def last_folder(self) -> str:
+        return self.get("folders/last", "")
+
+    def remember_folder(self, folder: str) -> None:
+        recent = [f for f in self.recent_folders if f != folder]
+        self.set("folders/recent", [folder, *recent][:MAX_RECENT])
+        self.set("folders/last", folder)
+
+    @property
+    def recent_folders(self) -> list[str]:
+        return [str(f) for f in self.get("folders/recent", [], list)]
+
+    # ---- search --------------------------------------------------------------------
+    def analyzer(self) -> AnalyzerConfig:
+        try:
+            return AnalyzerConfig(self.get("search/analyzer", "stems"), self.get("search/stem_length", 5, int))
+        except ValueError:
+            return AnalyzerConfig()
+
+    def k1(self) -> float:
+        return self.get("search/k1", DEFAULT_K1, float)
+
+    def b(self) -> float:
+        return self.get("search/b", DEFAULT_B, float)
+
+    # ---- index ---------------------------------------------------------------------
+    def index_settings(self) -> IndexSettings:
+        exts = tuple(self.get("index/extensions", list(DEFAULT_EXTENSIONS), list)) or DEFAULT_EXTENSIONS
+        ignore = tuple(self.get("index/ignore", [], list))
+        max_bytes = int(self.get("index/max_mb", DEFAULT_MAX_BYTES / 1024 / 1024, float) * 1024 * 1024)
+        try:
+            chunk = ChunkOptions(
+                self.get("index/chunker", "markdown"),
+                self.get("index/chunk_size", 80, int),
+                self.get("index/overlap", 20, int),
+            )
+        except ValueError:
+            chunk = ChunkOptions()
+        return IndexSettings(LoadOptions(exts, max_bytes, ignore), chunk)
+
+    def set_index_settings(self, s: IndexSettings) -> None:
+        self.set("index/extensions", list(s.load.extensions))
+        self.set("index/ignore", list(s.load.ignore))
+        self.set("index/max_mb", s.load.max_bytes / 1024 / 1024)
+        self.set("index/chunker", s.chunk.chunker)
+        self.set("index/chunk_size", s.chunk.size)
+        self.set("index/overlap", s.chunk.overlap)
+
+    # ---- prompt --------------------------------------------------------------------
+    @property
+    def instructions(self) -> str:
+        return self.get("prompt/instructions", DEFAULT_INSTRUCTIONS)
+
+    @property
+    def editor_command(self) -> str:
+        return self.get("editor/command", "")

@@ -1,0 +1,875 @@
+"""The main window: search field, ranked results, why-it-ranked breakdown, and the prompt preview."""
+
+from __future__ import annotations
+
+import html
+import os
+import shlex
+import shutil
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QEvent, QModelIndex, QObject, QProcess, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core import store
+from ..core.analyzers import ANALYZERS, AnalyzerConfig
+from ..core.bm25 import DEFAULT_B, DEFAULT_K1
+from ..core.explain import TermRow, explanation_text
+from ..core.injection import detect_injection
+from ..core.library import Hit, IndexSettings, Library
+from ..core.prompt import ORDERS, Excerpt, Prompt, build_prompt
+from .delegates import ContributionBarDelegate, HtmlDelegate, ShareBarDelegate, swatch
+from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog, SkippedDialog
+from .models import BreakdownModel, HitRole, ResultsModel, highlighted_html, term_color
+from .resources import app_icon, sample_notes_folder
+from .settings import AppSettings
+from .workers import BuildOutcome, BuildRequest, Engine, SearchOutcome, SearchRequest
+
+SEARCH_DEBOUNCE_MS = 180
+RESULTS_K = 30
+WELCOME_QUERY = "how do I undo a commit"
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+class MainWindow(QMainWindow):
+    """ragdesk's window. Core work runs in `Engine`'s threads; this class only shows and asks."""
+
+    library_loaded = Signal(object)  # Library, after the first build/open of a folder or a rebuild
+    results_shown = Signal(object)  # SearchResult, after the results view was updated
+    prompt_copied = Signal(str)  # the exact text put on the clipboard
+    build_state_changed = Signal(str)  # "building", "built", "cancelled", "failed"
+
+    def __init__(self, settings: AppSettings | None = None, index_dir: str | None = None) -> None:
+        super().__init__()
+        self.settings = settings or AppSettings()
+        self.index_dir = index_dir
+        self.folder: str | None = None
+        self.library: Library | None = None
+        self.engine = Engine(self)
+        self.engine.builder.progress_changed.connect(self._on_progress_changed)
+        self.engine.builder.index_built.connect(self._on_index_built)
+        self.engine.builder.build_failed.connect(self._on_build_failed)
+        self.engine.builder.build_cancelled.connect(self._on_build_cancelled)
+        self.engine.searcher.search_finished.connect(self._on_search_finished)
+        self.engine.searcher.ranks_found.connect(self._on_ranks_found)
+        self.engine.searcher.search_failed.connect(self._on_search_failed)
+        self.last_request: SearchRequest | None = None
+        self.pinned: Hit | None = None
+        self.prompt: Prompt | None = None
+        self._pending_build: BuildRequest | None = None
+        self.setWindowTitle("ragdesk")
+        self.setWindowIcon(app_icon())
+        self._build_ui()
+        self._build_menus()
+        self._restore_state()
+
+    # ---- construction -------------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        bar = QToolBar("Search", self)
+        bar.setObjectName("searchToolBar")
+        bar.setMovable(False)
+        self.addToolBar(bar)
+        self.search_field = QLineEdit(self)
+        self.search_field.setObjectName("searchField")
+        self.search_field.setPlaceholderText("Search your notes…  (Ctrl+L)")
+        self.search_field.setClearButtonEnabled(True)
+        self.search_field.installEventFilter(self)
+        bar.addWidget(self.search_field)
+        bar.addWidget(QLabel("  Analyzer "))
+        self.analyzer_combo = QComboBox(self)
+        self.analyzer_combo.setObjectName("analyzerCombo")
+        self.analyzer_combo.addItems(list(ANALYZERS))
+        self.analyzer_combo.setToolTip(
+            "words: whole words · stems: first letters of each word (handles "
+            "inflection) · trigrams: 3-letter pieces (handles typos)"
+        )
+        bar.addWidget(self.analyzer_combo)
+        bar.addWidget(QLabel("  k1 "))
+        self.k1_spin = QDoubleSpinBox(self)
+        self.k1_spin.setObjectName("k1Spin")
+        self.k1_spin.setRange(0.0, 5.0)
+        self.k1_spin.setSingleStep(0.1)
+        self.k1_spin.setDecimals(2)
+        self.k1_spin.setToolTip("Term-frequency saturation: higher lets repeated words count more")
+        bar.addWidget(self.k1_spin)
+        bar.addWidget(QLabel("  b "))
+        self.b_spin = QDoubleSpinBox(self)
+        self.b_spin.setObjectName("bSpin")
+        self.b_spin.setRange(0.0, 1.0)
+        self.b_spin.setSingleStep(0.05)
+        self.b_spin.setDecimals(2)
+        self.b_spin.setToolTip("Length normalization: 0 ignores chunk length, 1 fully normalizes")
+        bar.addWidget(self.b_spin)
+        reset = QPushButton("Reset", self)
+        reset.setObjectName("resetParamsButton")
+        reset.setToolTip(f"Back to k1 = {DEFAULT_K1}, b = {DEFAULT_B}")
+        reset.clicked.connect(self._on_reset_clicked)
+        bar.addWidget(reset)
+
+        # Results
+        self.results_model = ResultsModel(self)
+        self.results_view = QTableView(self)
+        self.results_view.setObjectName("resultsView")
+        self.results_view.setModel(self.results_model)
+        self.results_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.results_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.results_view.verticalHeader().hide()
+        self.results_view.setAlternatingRowColors(True)
+        self.results_view.setWordWrap(False)
+        header = self.results_view.horizontalHeader()
+        header.setSectionResizeMode(ResultsModel.COL_SNIPPET, QHeaderView.ResizeMode.Stretch)
+        for col, width in (
+            (ResultsModel.COL_USE, 36),
+            (ResultsModel.COL_RANK, 34),
+            (ResultsModel.COL_SCORE, 64),
+            (ResultsModel.COL_SOURCE, 260),
+            (ResultsModel.COL_BAR, 110),
+        ):
+            self.results_view.setColumnWidth(col, width)
+        self.results_view.setItemDelegateForColumn(
+            ResultsModel.COL_BAR,
+            ContributionBarDelegate(lambda: self.results_model.hits[0].score if self.results_model.hits else 1.0, self),
+        )
+        self.results_view.setItemDelegateForColumn(ResultsModel.COL_SNIPPET, HtmlDelegate(self))
+        self.results_view.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
+        self.results_view.activated.connect(self._on_result_activated)
+        self.results_model.inclusion_changed.connect(self._update_prompt)
+        self.empty_label = QLabel("", self)
+        self.empty_label.setObjectName("emptyLabel")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setStyleSheet("color: #666; padding: 4px")
+        left = QWidget(self)
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.empty_label)
+        lv.addWidget(self.results_view)
+
+        # Why it ranked
+        why = QWidget(self)
+        wv = QVBoxLayout(why)
+        wv.setContentsMargins(4, 0, 0, 0)
+        self.chunk_title = QLabel("Select a result to see its text and why it ranked.", self)
+        self.chunk_title.setObjectName("chunkTitle")
+        self.chunk_title.setWordWrap(True)
+        self.ranks_label = QLabel("", self)
+        self.ranks_label.setObjectName("ranksLabel")
+        self.chunk_view = QTextBrowser(self)
+        self.chunk_view.setObjectName("chunkView")
+        self.breakdown_model = BreakdownModel(self)
+        self.breakdown_view = QTableView(self)
+        self.breakdown_view.setObjectName("breakdownView")
+        self.breakdown_view.setModel(self.breakdown_model)
+        self.breakdown_view.verticalHeader().hide()
+        self.breakdown_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.breakdown_view.horizontalHeader().setSectionResizeMode(
+            BreakdownModel.COL_SHARE, QHeaderView.ResizeMode.Stretch
+        )
+        self.breakdown_view.setItemDelegateForColumn(BreakdownModel.COL_SHARE, ShareBarDelegate(self))
+        self.breakdown_view.selectionModel().currentRowChanged.connect(self._on_breakdown_row_changed)
+        self.stats_label = QLabel("", self)
+        self.stats_label.setObjectName("statsLabel")
+        self.formula_label = QLabel("", self)
+        self.formula_label.setObjectName("formulaLabel")
+        self.formula_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.formula_label.setWordWrap(True)
+        buttons = QHBoxLayout()
+        self.pin_button = QPushButton("Pin for compare", self)
+        self.pin_button.setObjectName("pinButton")
+        self.pin_button.setCheckable(True)
+        self.pin_button.setToolTip("Pin this result, then select another to compare their breakdowns (Ctrl+P)")
+        self.pin_button.clicked.connect(self._on_pin_clicked)
+        self.copy_explanation_button = QPushButton("Copy explanation", self)
+        self.copy_explanation_button.setObjectName("copyExplanationButton")
+        self.copy_explanation_button.clicked.connect(self.copy_explanation)
+        buttons.addWidget(self.pin_button)
+        buttons.addWidget(self.copy_explanation_button)
+        buttons.addStretch(1)
+        self.compare_view = QTableWidget(0, 4, self)
+        self.compare_view.setObjectName("compareView")
+        self.compare_view.setHorizontalHeaderLabels(["Term", "Pinned", "Selected", "Selected − pinned"])
+        self.compare_view.verticalHeader().hide()
+        self.compare_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.compare_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.compare_label = QLabel("", self)
+        self.compare_label.setObjectName("compareLabel")
+        self.compare_view.hide()
+        self.compare_label.hide()
+        wv.addWidget(self.chunk_title)
+        wv.addWidget(self.ranks_label)
+        split_why = QSplitter(Qt.Orientation.Vertical, self)
+        split_why.addWidget(self.chunk_view)
+        table_box = QWidget(self)
+        tv = QVBoxLayout(table_box)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.addWidget(self.breakdown_view)
+        tv.addWidget(self.stats_label)
+        tv.addWidget(self.formula_label)
+        tv.addLayout(buttons)
+        tv.addWidget(self.compare_label)
+        tv.addWidget(self.compare_view)
+        split_why.addWidget(table_box)
+        wv.addWidget(split_why)
+
+        # Prompt
+        prompt_box = QWidget(self)
+        pv = QVBoxLayout(prompt_box)
+        pv.setContentsMargins(4, 0, 0, 0)
+        controls = QHBoxLayout()
+        self.topk_radio = QRadioButton("Top", self)
+        self.topk_radio.setObjectName("topkRadio")
+        self.k_spin = QSpinBox(self)
+        self.k_spin.setObjectName("promptKSpin")
+        self.k_spin.setRange(1, RESULTS_K)
+        self.budget_radio = QRadioButton("Budget", self)
+        self.budget_radio.setObjectName("budgetRadio")
+        self.budget_spin = QSpinBox(self)
+        self.budget_spin.setObjectName("budgetSpin")
+        self.budget_spin.setRange(50, 200_000)
+        self.budget_spin.setSingleStep(100)
+        self.budget_spin.setSuffix(" tokens")
+        group = QButtonGroup(self)
+        group.addButton(self.topk_radio)
+        group.addButton(self.budget_radio)
+        self.order_combo = QComboBox(self)
+        self.order_combo.setObjectName("orderCombo")
+        self.order_combo.addItem("rank order", "rank")
+        self.order_combo.addItem("best first and last", "ends")
+        instructions = QPushButton("Instructions…", self)
+        instructions.setObjectName("instructionsButton")
+        instructions.clicked.connect(self.edit_instructions)
+        controls.addWidget(self.topk_radio)
+        controls.addWidget(self.k_spin)
+        controls.addWidget(self.budget_radio)
+        controls.addWidget(self.budget_spin)
+        controls.addWidget(self.order_combo)
+        controls.addStretch(1)
+        controls.addWidget(instructions)
+        self.prompt_preview = QPlainTextEdit(self)
+        self.prompt_preview.setObjectName("promptPreview")
+        self.prompt_preview.setReadOnly(True)
+        self.prompt_info = QLabel("", self)
+        self.prompt_info.setObjectName("promptInfo")
+        self.prompt_info.setWordWrap(True)
+        self.copy_prompt_button = QPushButton("Copy prompt", self)
+        self.copy_prompt_button.setObjectName("copyPromptButton")
+        self.copy_prompt_button.setToolTip("Copy exactly the text above (Ctrl+Shift+C)")
+        self.copy_prompt_button.clicked.connect(self.copy_prompt)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.prompt_info, 1)
+        bottom.addWidget(self.copy_prompt_button)
+        pv.addWidget(QLabel("<b>Prompt preview</b> — exactly what Copy puts on the clipboard", self))
+        pv.addLayout(controls)
+        pv.addWidget(self.prompt_preview)
+        pv.addLayout(bottom)
+
+        self.right_splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.right_splitter.setObjectName("rightSplitter")
+        self.right_splitter.addWidget(why)
+        self.right_splitter.addWidget(prompt_box)
+        self.main_splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.main_splitter.setObjectName("mainSplitter")
+        self.main_splitter.addWidget(left)
+        self.main_splitter.addWidget(self.right_splitter)
+        self.main_splitter.setStretchFactor(0, 3)
+        self.main_splitter.setStretchFactor(1, 2)
+        self.setCentralWidget(self.main_splitter)
+
+        # Status bar: index info (click for skipped files), progress + cancel while building.
+        self.index_button = QPushButton("No folder open", self)
+        self.index_button.setObjectName("indexStatusButton")
+        self.index_button.setFlat(True)
+        self.index_button.clicked.connect(self.show_skipped)
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("buildProgress")
+        self.progress.setMaximumWidth(260)
+        self.progress.hide()
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setObjectName("cancelBuildButton")
+        self.cancel_button.clicked.connect(self.cancel_build)
+        self.cancel_button.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.cancel_button)
+        self.statusBar().addPermanentWidget(self.index_button)
+
+        self.search_timer = QTimer(self)
+        self.search_timer.setSingleShot(True)
+        self.search_timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self.search_timer.timeout.connect(self.run_search)
+        self.search_field.textChanged.connect(self._on_query_edited)
+        self.search_field.returnPressed.connect(self.run_search)
+        self.analyzer_combo.currentTextChanged.connect(self._on_params_changed)
+        self.k1_spin.valueChanged.connect(self._on_params_changed)
+        self.b_spin.valueChanged.connect(self._on_params_changed)
+        for w in (self.topk_radio, self.budget_radio):
+            w.toggled.connect(self._update_prompt)
+        self.k_spin.valueChanged.connect(self._update_prompt)
+        self.budget_spin.valueChanged.connect(self._update_prompt)
+        self.order_combo.currentIndexChanged.connect(self._update_prompt)
+
+    def _build_menus(self) -> None:
+        def action(
+            menu: object, text: str, slot: object, shortcut: QKeySequence | str | None = None, name: str = ""
+        ) -> QAction:
+            act = QAction(text, self)
+            if shortcut is not None:
+                act.setShortcut(QKeySequence(shortcut))
+            if name:
+                act.setObjectName(name)
+            act.triggered.connect(slot)
+            menu.addAction(act)  # type: ignore[attr-defined]
+            return act
+
+        file_menu = self.menuBar().addMenu("&File")
+        action(file_menu, "&Open Folder…", self.choose_folder, QKeySequence.StandardKey.Open, "openFolderAction")
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.setObjectName("recentMenu")
+        action(file_menu, "Re&fresh Index", self.refresh, "F5", "refreshAction")
+        action(file_menu, "&Settings…", self.edit_settings, "Ctrl+,", "settingsAction")
+        file_menu.addSeparator()
+        action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit, "quitAction")
+        edit_menu = self.menuBar().addMenu("&Edit")
+        action(edit_menu, "&Find", self.focus_search, "Ctrl+L", "focusSearchAction")
+        action(edit_menu, "Copy &Prompt", self.copy_prompt, "Ctrl+Shift+C", "copyPromptAction")
+        action(edit_menu, "Copy &Explanation", self.copy_explanation, "Ctrl+Shift+E", "copyExplanationAction")
+        action(edit_menu, "P&in Result for Compare", self.toggle_pin, "Ctrl+P", "pinAction")
+        action(edit_menu, "Prompt &Instructions…", self.edit_instructions, None, "instructionsAction")
+        note_menu = self.menuBar().addMenu("&Note")
+        action(note_menu, "&Open in Editor", self.open_current_note, "Ctrl+Return", "openNoteAction")
+        action(note_menu, "&Reveal in Folder", self.reveal_current_note, "Ctrl+Shift+R", "revealAction")
+        help_menu = self.menuBar().addMenu("&Help")
+        action(help_menu, "&Keyboard Shortcuts", self.show_shortcuts, "F1", "shortcutsAction")
+        action(help_menu, "&About ragdesk", self.show_about, None, "aboutAction")
+
+    def _restore_state(self) -> None:
+        s = self.settings
+        self.analyzer_combo.setCurrentText(s.analyzer().name)
+        self.k1_spin.setValue(s.k1())
+        self.b_spin.setValue(s.b())
+        self.k_spin.setValue(s.get("prompt/k", 4, int))
+        self.budget_spin.setValue(s.get("prompt/budget", 500, int))
+        (self.budget_radio if s.get("prompt/mode", "k") == "budget" else self.topk_radio).setChecked(True)
+        self.order_combo.setCurrentIndex(max(0, self.order_combo.findData(s.get("prompt/order", "rank"))))
+        geometry = s.get("window/geometry", None, QByteArray)
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(1280, 800)
+        for key, splitter in (
+            ("window/main_splitter", self.main_splitter),
+            ("window/right_splitter", self.right_splitter),
+        ):
+            state = s.get(key, None, QByteArray)
+            if state is not None:
+                splitter.restoreState(state)
+        self._refresh_recent_menu()
+
+    def save_state(self) -> None:
+        s = self.settings
+        s.set("search/analyzer", self.analyzer_combo.currentText())
+        s.set("search/k1", self.k1_spin.value())
+        s.set("search/b", self.b_spin.value())
+        s.set("prompt/k", self.k_spin.value())
+        s.set("prompt/budget", self.budget_spin.value())
+        s.set("prompt/mode", "budget" if self.budget_radio.isChecked() else "k")
+        s.set("prompt/order", self.order_combo.currentData())
+        s.set("window/geometry", self.saveGeometry())
+        s.set("window/main_splitter", self.main_splitter.saveState())
+        s.set("window/right_splitter", self.right_splitter.saveState())
+        s.sync()
+
+    # ---- folders and building -----------------------------------------------------------------
+    def open_folder(self, folder: str) -> None:
+        """Open a notes folder: show its stored index at once (if any), then refresh it in the worker."""
+        path = Path(folder)
+        if not path.is_dir():
+            self._show_error(f"The folder {folder} does not exist or cannot be read.")
+            return
+        self.folder = str(path.resolve())
+        self.settings.remember_folder(self.folder)
+        self._refresh_recent_menu()
+        self.setWindowTitle(f"ragdesk — {path.name}")
+        self.library = None
+        self.results_model.clear()
+        self._show_selection(None)
+        self._update_prompt()
+        try:
+            stored = Library.open(self.folder, self.index_dir)
+            if stored.settings == self.settings.index_settings():
+                self._use_library(stored)
+        except store.IndexDamaged:
+            pass
+        is_samples = Path(self.folder) == sample_notes_folder().resolve()
+        if is_samples and not self.search_field.text():
+            self.empty_label.setText(
+                "Welcome! These are ragdesk's sample notes. Try a question such as "
+                f"“{WELCOME_QUERY}”. Select a result to see why it ranked (right), "
+                "and press Copy prompt (Ctrl+Shift+C) to paste a ready prompt into your chat assistant."
+            )
+            self.search_field.setText(WELCOME_QUERY)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read new and changed notes in the worker; the current index stays searchable meanwhile."""
+        if self.folder is None:
+            return
+        request = BuildRequest(self.folder, self.index_dir, self.settings.index_settings(), self.current_analyzer())
+        if self.engine.building:
+            self._pending_build = request
+            return
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.cancel_button.show()
+        self.statusBar().showMessage("Indexing…")
+        self.build_state_changed.emit("building")
+        self.engine.build(request)
+
+    def cancel_build(self) -> None:
+        self._pending_build = None
+        self.engine.cancel_build()
+
+    def _on_progress_changed(self, done: int, total: int, chunks: int, current: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{done}/{total} files · {chunks} chunks")
+        if current:
+            self.statusBar().showMessage(f"Indexing {current}")
+
+    def _build_finished(self) -> bool:
+        """Hide progress; start a queued build if one is waiting (returns True when it did)."""
+        self.engine.building = False
+        self.progress.hide()
+        self.cancel_button.hide()
+        if self._pending_build is not None:
+            request, self._pending_build = self._pending_build, None
+            if request.folder == self.folder:
+                self.refresh()
+                return True
+        return False
+
+    def _on_index_built(self, outcome: BuildOutcome) -> None:
+        queued = self._build_finished()
+        if outcome.library.folder != Path(self.folder or ""):
+            return  # a build for a folder the user has since left
+        report = outcome.report
+        if outcome.damaged:
+            self.statusBar().showMessage(f"The stored index was damaged ({outcome.damaged}); it was rebuilt.", 10000)
+        elif report.rebuilt:
+            self.statusBar().showMessage(
+                f"Indexed in {report.elapsed_s:.1f} s: {report.added} added, {report.changed} changed, "
+                f"{report.removed} removed",
+                6000,
+            )
+        else:
+            self.statusBar().showMessage("Index is up to date", 3000)
+        self._use_library(outcome.library)
+        if not queued:
+            self.build_state_changed.emit("built")
+
+    def _on_build_failed(self, message: str) -> None:
+        self._build_finished()
+        kept = " The previous index is still in use." if self.library is not None else ""
+        self.statusBar().showMessage(f"Indexing failed: {message}.{kept}", 15000)
+        self._show_error(f"Indexing failed: {message}.{kept}")
+        self.build_state_changed.emit("failed")
+
+    def _on_build_cancelled(self) -> None:
+        self._build_finished()
+        kept = " The previous index is still in use." if self.library is not None else ""
+        self.statusBar().showMessage(f"Indexing cancelled.{kept}", 8000)
+        self.build_state_changed.emit("cancelled")
+
+    def _use_library(self, library: Library) -> None:
+        self.library = library
+        self.engine.set_library(library)
+        n_skip = sum(1 for s in library.skipped if not s.loaded)
+        n_dec = len(library.skipped) - n_skip
+        built = time.strftime("%Y-%m-%d %H:%M", time.localtime(library.built_at))
+        text = f"{len(library.notes)} files · {library.n_chunks} chunks · built {built}"
+        if library.skipped:
+            text += f" · {n_skip} skipped" + (f", {n_dec} re-decoded" if n_dec else "")
+        self.index_button.setText(text)
+        self.index_button.setToolTip("Click to list skipped files and why" if library.skipped else "")
+        self.library_loaded.emit(library)
+        self.run_search()
+
+    # ---- searching ----------------------------------------------------------------------------
+    def current_analyzer(self) -> AnalyzerConfig:
+        return self.settings.analyzer().with_name(self.analyzer_combo.currentText())
+
+    def _on_query_edited(self, _text: str) -> None:
+        self.search_timer.start()
+
+    def _on_params_changed(self, *_args: object) -> None:
+        self.run_search()
+
+    def _on_reset_clicked(self) -> None:
+        self.k1_spin.setValue(DEFAULT_K1)
+        self.b_spin.setValue(DEFAULT_B)
+
+    def run_search(self) -> None:
+        self.search_timer.stop()
+        if self.library is None:
+            return
+        query = self.search_field.text()
+        request = SearchRequest(
+            self.engine.next_serial(),
+            query,
+            self.current_analyzer(),
+            self.k1_spin.value(),
+            self.b_spin.value(),
+            RESULTS_K,
+            self.pinned.chunk_id if self.pinned is not None else None,
+        )
+        self.last_request = request
+        self.engine.search(request)
+
+    def _on_search_finished(self, outcome: SearchOutcome) -> None:
+        if self.last_request is None or outcome.request.serial != self.last_request.serial:
+            return  # overtaken by a newer query
+        if outcome.library is not self.library:
+            return
+        previous_chunk = self.current_hit().chunk_id if self.current_hit() else None
+        result = outcome.result
+        self.results_model.set_result(result, outcome.highlights, outcome.stale)
+        if result.hits:
+            self.empty_label.setVisible(self.empty_label.text().startswith("Welcome"))
+        else:
+            reason = result.reason or "no chunk matches"
+            self.empty_label.setText(
+                f"No results: {reason}."
+                if result.query.strip()
+                else "Type a question or some words to search your notes."
+            )
+            self.empty_label.show()
+        if result.reason and result.hits:
+            self.statusBar().showMessage(f"Note: {result.reason}", 5000)
+        if self.pinned is not None and outcome.pinned_rows:
+            self.pinned = Hit(
+                0,
+                outcome.pinned_score,
+                self.pinned.chunk_id,
+                self.pinned.path,
+                self.pinned.heading,
+                self.pinned.start_line,
+                self.pinned.end_line,
+                self.pinned.length,
+                self.pinned.text,
+                outcome.pinned_rows,
+            )
+        row = next((i for i, h in enumerate(result.hits) if h.chunk_id == previous_chunk), 0 if result.hits else -1)
+        if row >= 0:
+            self.results_view.selectRow(row)
+        else:
+            self._show_selection(None)
+        self._update_prompt()
+        self.results_shown.emit(result)
+
+    def _on_search_failed(self, message: str) -> None:
+        self.statusBar().showMessage(f"Search failed: {message}", 10000)
+
+    # ---- selection and breakdown ---------------------------------------------------------------
+    def current_hit(self) -> Hit | None:
+        index = self.results_view.currentIndex()
+        return index.data(HitRole) if index.isValid() else None
+
+    def _on_current_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self._show_selection(current.data(HitRole) if current.isValid() else None)
+
+    def _show_selection(self, hit: Hit | None) -> None:
+        if hit is None:
+            self.chunk_title.setText("Select a result to see its text and why it ranked.")
+            self.chunk_view.clear()
+            self.breakdown_model.set_rows([])
+            self.stats_label.clear()
+            self.formula_label.clear()
+            self.ranks_label.clear()
+            self._update_compare()
+            return
+        stale = (
+            " — ✎ changed on disk since indexing (F5 to refresh)" if hit.chunk_id in self.results_model.stale else ""
+        )
+        self.chunk_title.setText(
+            f"<b>{html.escape(hit.path)}</b>{' › ' + html.escape(hit.heading) if hit.heading else ''} "
+            f"· lines {hit.start_line}–{hit.end_line} · score {hit.score:.3f}{stale}"
+        )
+        spans = self.results_model.highlights.get(hit.chunk_id, [])
+        body = highlighted_html(hit.text, spans).replace("\n", "<br>")
+        flags = detect_injection(hit.text)
+        warn = ""
+        if flags:
+            warn = (
+                "<p style='background:#fff3cd;padding:4px'>⚠ This chunk contains instruction-like text ("
+                + html.escape(flags[0].reason)
+                + "). It is quoted as data in the prompt.</p>"
+            )
+        self.chunk_view.setHtml(warn + f"<div style='font-family:monospace'>{body}</div>")
+        self.breakdown_model.set_rows(hit.explain)
+        self.breakdown_view.resizeColumnsToContents()
+        r0 = hit.explain[0] if hit.explain else None
+        result = self.results_model.result
+        if r0 is not None and result is not None:
+            self.stats_label.setText(
+                f"|D| = {hit.length} tokens · avgdl = {result.avgdl:.2f} · N = {result.n_docs} chunks · "
+                f"k1 = {result.k1:g} · b = {result.b:g} · score = Σ contributions = {hit.score:.3f}"
+            )
+        best = max(range(len(hit.explain)), key=lambda i: hit.explain[i].contribution, default=-1)
+        if best >= 0:
+            self.breakdown_view.selectRow(best)
+        self._update_compare()
+        self.ranks_label.setText("Rank under each analyzer: computing…")
+        if self.last_request is not None:
+            self.engine.find_ranks(self.last_request, hit.chunk_id)
+
+    def _on_breakdown_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid() or current.row() >= len(self.breakdown_model.rows):
+            self.formula_label.clear()
+            return
+        row: TermRow = self.breakdown_model.rows[current.row()]
+        n_docs = self.results_model.result.n_docs if self.results_model.result else 0
+        self.formula_label.setText(
+            f"{swatch(term_color(row.term))} <b>{html.escape(row.term)}</b>: contribution = idf · f · (k1 + 1) / "
+            f"(f + k1 · (1 − b + b · |D| / avgdl)) → {html.escape(row.formula)}<br>"
+            f"idf = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)) = ln(1 + ({n_docs} − {row.n_t} + 0.5) / ({row.n_t} + 0.5))"
+            f" = {row.idf:.3f}"
+        )
+
+    def _on_ranks_found(self, serial: int, chunk_id: int, ranks: dict[str, int | None]) -> None:
+        hit = self.current_hit()
+        if hit is None or hit.chunk_id != chunk_id or self.last_request is None or serial != self.last_request.serial:
+            return
+        parts = [f"{name}: {ordinal(rank) if rank else 'no match'}" for name, rank in ranks.items()]
+        self.ranks_label.setText("Rank under each analyzer — " + " · ".join(parts))
+
+    # ---- compare -----------------------------------------------------------------------------
+    def toggle_pin(self) -> None:
+        self.pin_button.setChecked(self.pinned is None)
+        self._on_pin_clicked(self.pin_button.isChecked())
+
+    def _on_pin_clicked(self, checked: bool) -> None:
+        hit = self.current_hit()
+        self.pinned = hit if checked and hit is not None else None
+        self.pin_button.setChecked(self.pinned is not None)
+        self.pin_button.setText("Unpin" if self.pinned else "Pin for compare")
+        self._update_compare()
+
+    def _update_compare(self) -> None:
+        hit = self.current_hit()
+        pinned = self.pinned
+        visible = pinned is not None and hit is not None
+        self.compare_view.setVisible(visible)
+        self.compare_label.setVisible(pinned is not None)
+        if pinned is None:
+            return
+        if hit is None or hit.chunk_id == pinned.chunk_id:
+            self.compare_label.setText(f"Pinned: {pinned.path} :{pinned.start_line}. Select another result to compare.")
+            self.compare_view.setVisible(False)
+            return
+        diff = hit.score - pinned.score
+        self.compare_label.setText(
+            f"Selected ({hit.score:.3f}) vs pinned {pinned.path} :{pinned.start_line} ({pinned.score:.3f}): "
+            f"{'+' if diff >= 0 else ''}{diff:.3f}"
+        )
+        pinned_rows = {r.term: r.contribution for r in pinned.explain}
+        terms = [r.term for r in hit.explain]
+        self.compare_view.setRowCount(len(terms))
+        for i, r in enumerate(hit.explain):
+            p = pinned_rows.get(r.term, 0.0)
+            values = [r.term, f"{p:.3f}", f"{r.contribution:.3f}", f"{r.contribution - p:+.3f}"]
+            for col, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                if col == 0:
+                    item.setBackground(term_color(r.term))
+                self.compare_view.setItem(i, col, item)
+
+    # ---- prompt ------------------------------------------------------------------------------
+    def _update_prompt(self, *_args: object) -> None:
+        hits = self.results_model.included_hits()
+        excerpts = [Excerpt(h.path, h.heading, h.start_line, h.end_line, h.text, h.rank) for h in hits]
+        budget = self.budget_radio.isChecked()
+        question = self.search_field.text()
+        self.prompt = build_prompt(
+            question,
+            excerpts,
+            self.settings.instructions,
+            k=None if budget else self.k_spin.value(),
+            budget_tokens=self.budget_spin.value() if budget else None,
+            order=self.order_combo.currentData() or ORDERS[0],
+        )
+        scroll = self.prompt_preview.verticalScrollBar().value()
+        self.prompt_preview.setPlainText(self.prompt.text)
+        self.prompt_preview.verticalScrollBar().setValue(scroll)
+        info = f"{self.prompt.summary()} ({self.prompt.estimator})"
+        if self.prompt.dropped_for_budget:
+            info += f" · {len(self.prompt.dropped_for_budget)} excerpt(s) left out to fit the budget"
+        if self.prompt.flagged:
+            nums = ", ".join(f"[{n}]" for n, _ in self.prompt.flagged)
+            info += f" · ⚠ {nums} contain instruction-like text (quoted as data)"
+        self.prompt_info.setText(info)
+
+    def copy_prompt(self) -> None:
+        text = self.prompt_preview.toPlainText()
+        QGuiApplication.clipboard().setText(text)
+        summary = self.prompt.summary() if self.prompt else ""
+        self.statusBar().showMessage(f"Copied prompt: {summary}", 5000)
+        self.prompt_copied.emit(text)
+
+    def copy_explanation(self) -> None:
+        hit = self.current_hit()
+        if hit is None:
+            return
+        header = f"Why “{self.search_field.text()}” ranked {hit.path} › {hit.heading} #{hit.rank}:"
+        QGuiApplication.clipboard().setText(explanation_text(hit.explain, hit.score, header))
+        self.statusBar().showMessage("Copied explanation", 3000)
+
+    def edit_instructions(self) -> None:
+        dialog = InstructionsDialog(self.settings.instructions, self)
+        if dialog.exec():
+            self.settings.set("prompt/instructions", dialog.editor.toPlainText())
+            self._update_prompt()
+
+    # ---- notes --------------------------------------------------------------------------------
+    def _on_result_activated(self, index: QModelIndex) -> None:
+        self.open_current_note()
+
+    def _note_path(self) -> tuple[Path, int] | None:
+        hit = self.current_hit()
+        if hit is None or self.folder is None:
+            return None
+        return Path(self.folder) / hit.path, hit.start_line
+
+    def open_current_note(self) -> None:
+        target = self._note_path()
+        if target is None:
+            return
+        path, line = target
+        command = self.settings.editor_command
+        if command:
+            args = [a.replace("{path}", str(path)).replace("{line}", str(line)) for a in shlex.split(command)]
+            if not args or not QProcess.startDetached(args[0], args[1:]):
+                self._show_error(f"Could not run the editor command: {command}")
+            return
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    def reveal_current_note(self) -> None:
+        target = self._note_path()
+        if target is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(target[0].parent)))
+
+    # ---- dialogs and misc ---------------------------------------------------------------------
+    def focus_search(self) -> None:
+        self.search_field.setFocus()
+        self.search_field.selectAll()
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open notes folder", self.folder or str(Path.home()))
+        if folder:
+            self.open_folder(folder)
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for folder in self.settings.recent_folders:
+            act = self.recent_menu.addAction(folder)
+            act.triggered.connect(lambda _=False, f=folder: self.open_folder(f))
+        self.recent_menu.setEnabled(bool(self.settings.recent_folders))
+
+    def show_skipped(self) -> None:
+        if self.library is not None and self.library.skipped:
+            SkippedDialog(self.library.skipped, self).exec()
+
+    def edit_settings(self) -> None:
+        dialog = SettingsDialog(self.settings.index_settings(), self.settings.editor_command, self)
+        if dialog.exec() and dialog.result_settings is not None:
+            self.apply_index_settings(dialog.result_settings)
+            self.settings.set("editor/command", dialog.editor.text().strip())
+
+    def apply_index_settings(self, new: IndexSettings) -> None:
+        changed = new != self.settings.index_settings()
+        self.settings.set_index_settings(new)
+        if changed:
+            self.refresh()
+
+    def show_shortcuts(self) -> None:
+        QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HTML)
+
+    def index_root(self) -> Path:
+        return Path(self.index_dir) if self.index_dir else store.default_index_root()
+
+    def clear_index_cache(self) -> str:
+        root = self.index_root()
+        if self.index_dir:
+            return "This session uses a custom index folder; it was left alone."
+        size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
+        shutil.rmtree(root, ignore_errors=True)
+        self.refresh()
+        return f"Cleared {size / 1e6:.1f} MB; the open folder is being re-indexed."
+
+    def show_about(self) -> None:
+        AboutDialog(str(self.index_root()), self.settings.file_name, self.clear_index_cache, self).exec()
+
+    def _show_error(self, message: str) -> None:
+        self.statusBar().showMessage(message, 15000)
+        if not os.environ.get("RAGDESK_NO_DIALOGS"):
+            QMessageBox.warning(self, "ragdesk", message)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.search_field and event.type() == QEvent.Type.KeyPress:
+            key = QKeyEvent(event).key() if not isinstance(event, QKeyEvent) else event.key()
+            if key in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.results_model.rowCount():
+                row = self.results_view.currentIndex().row()
+                row = max(0, min(self.results_model.rowCount() - 1, row + (1 if key == Qt.Key.Key_Down else -1)))
+                self.results_view.selectRow(row)
+                return True
+        return super().eventFilter(obj, event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_state()
+        self.engine.shutdown()
+        super().closeEvent(event)
+
+
+SHORTCUTS = [
+    ("Ctrl+L", "Focus the search field"),
+    ("Up / Down", "Walk the results (also from the search field)"),
+    ("Enter", "Search now (in the search field); open the note at the chunk (in the results)"),
+    ("Ctrl+Return", "Open the selected note in your editor"),
+    ("Ctrl+Shift+R", "Reveal the selected note in its folder"),
+    ("Ctrl+Shift+C", "Copy the prompt"),
+    ("Ctrl+Shift+E", "Copy the selected result's explanation"),
+    ("Ctrl+P", "Pin / unpin the selected result for comparison"),
+    ("Ctrl+O", "Open a notes folder"),
+    ("F5", "Refresh the index"),
+    ("Ctrl+,", "Settings"),
+    ("F1", "This list"),
+]
+SHORTCUTS_HTML = (
+    "<table>" + "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in SHORTCUTS) + "</table>"
+)

@@ -1,0 +1,230 @@
+"""Workers that keep core work off the GUI thread: one builds indexes, one answers queries.
+
+Each worker is a QObject moved to its own QThread; the window talks to them only
+through queued signals. While a build runs, the search worker keeps serving the
+previous index; the new one replaces it only when the build completes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from ..core.analyzers import ANALYZERS, AnalyzerConfig
+from ..core.explain import TermRow
+from ..core.library import BuildCancelled, BuildReport, IndexSettings, Library, SearchResult, build_index
+from ..core.store import IndexDamaged
+
+PROGRESS_INTERVAL_S = 0.05
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    folder: str
+    index_dir: str | None
+    settings: IndexSettings
+    analyzer: AnalyzerConfig
+
+
+@dataclass
+class BuildOutcome:
+    library: Library
+    report: BuildReport
+    damaged: str | None = None  # why the stored index was discarded, if it was
+
+
+class BuildWorker(QObject):
+    """Builds or refreshes an index; reports progress; honours cancel between batches."""
+
+    progress_changed = Signal(int, int, int, str)  # files done, files total, chunks so far, current file
+    index_built = Signal(object)  # BuildOutcome
+    build_failed = Signal(str)
+    build_cancelled = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cancel = threading.Event()
+        self._last_progress = 0.0
+
+    def cancel(self) -> None:
+        """Thread-safe: asks the running (or next queued) build to stop at its next check."""
+        self._cancel.set()
+
+    def arm(self) -> None:
+        """Clear a previous cancel; called by the GUI thread before it queues a build."""
+        self._cancel.clear()
+
+    @Slot(object)
+    def build(self, request: BuildRequest) -> None:
+        damaged = None
+        try:
+            previous = None
+            try:
+                previous = Library.open(request.folder, request.index_dir)
+            except IndexDamaged as exc:
+                if "no index yet" not in str(exc):
+                    damaged = str(exc)
+            library, report = build_index(
+                request.folder,
+                request.index_dir,
+                request.settings,
+                progress=self._on_progress,
+                cancelled=self._cancel.is_set,
+                previous=previous,
+            )
+            library.term_index(request.analyzer)  # derive the active analyzer here, not on first keystroke
+        except BuildCancelled:
+            self.build_cancelled.emit()
+            return
+        except Exception as exc:  # reported to the user; the previous index stays in use
+            traceback.print_exc()
+            self.build_failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.index_built.emit(BuildOutcome(library, report, damaged))
+
+    def _on_progress(self, done: int, total: int, chunks: int, current: str) -> None:
+        now = time.monotonic()
+        if done == total or now - self._last_progress >= PROGRESS_INTERVAL_S:
+            self._last_progress = now
+            self.progress_changed.emit(done, total, chunks, current)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One query with its parameters; `serial` lets the worker drop requests that were overtaken."""
+
+    serial: int
+    query: str
+    analyzer: AnalyzerConfig
+    k1: float
+    b: float
+    k: int
+    pinned: int | None = None  # chunk id pinned for comparison
+
+
+@dataclass
+class SearchOutcome:
+    request: SearchRequest
+    result: SearchResult
+    highlights: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)  # chunk id -> spans
+    stale: set[int] = field(default_factory=set)
+    pinned_rows: list[TermRow] = field(default_factory=list)
+    pinned_score: float = 0.0
+    library: Library | None = None
+
+
+class SearchWorker(QObject):
+    """Answers queries against the current library; always works on the latest request only."""
+
+    search_finished = Signal(object)  # SearchOutcome
+    ranks_found = Signal(int, int, object)  # serial, chunk id, {analyzer name: rank or None}
+    search_failed = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.library: Library | None = None
+        self.latest_serial = 0  # written by the GUI thread, read here (a plain int: atomic under the GIL)
+
+    @Slot(object)
+    def set_library(self, library: Library) -> None:
+        self.library = library
+
+    @Slot(object)
+    def search(self, request: SearchRequest) -> None:
+        if request.serial < self.latest_serial or self.library is None:
+            return
+        lib = self.library
+        try:
+            result = lib.search(request.query, request.analyzer, request.k1, request.b, request.k)
+            analyzer = lib.analyzer(request.analyzer)
+            terms = {t.term for t in result.terms}
+            highlights = {
+                h.chunk_id: [(t.start, t.end, t.term) for t in analyzer.tokens(h.text) if t.term in terms]
+                for h in result.hits
+            }
+            stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
+            outcome = SearchOutcome(request, result, highlights, stale, library=lib)
+            if request.pinned is not None and request.pinned < lib.n_chunks:
+                outcome.pinned_rows = lib.explain(
+                    request.query, request.pinned, request.analyzer, request.k1, request.b
+                )
+                outcome.pinned_score = sum(r.contribution for r in outcome.pinned_rows)
+        except Exception as exc:
+            traceback.print_exc()
+            self.search_failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.search_finished.emit(outcome)
+
+    @Slot(object, int)
+    def find_ranks(self, request: SearchRequest, chunk_id: int) -> None:
+        """The chunk's rank under each analyzer (same query, k1, b)."""
+        if request.serial < self.latest_serial or self.library is None:
+            return
+        ranks: dict[str, int | None] = {}
+        for name in ANALYZERS:
+            if request.serial < self.latest_serial:
+                return
+            config = request.analyzer.with_name(name)
+            ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
+        self.ranks_found.emit(request.serial, chunk_id, ranks)
+
+
+class Engine(QObject):
+    """Owns the two worker threads and forwards requests to them as queued calls."""
+
+    _build_requested = Signal(object)
+    _search_requested = Signal(object)
+    _ranks_requested = Signal(object, int)
+    _library_changed = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.build_thread = QThread(self)
+        self.build_thread.setObjectName("ragdesk-build")
+        self.search_thread = QThread(self)
+        self.search_thread.setObjectName("ragdesk-search")
+        self.builder = BuildWorker()
+        self.searcher = SearchWorker()
+        self.builder.moveToThread(self.build_thread)
+        self.searcher.moveToThread(self.search_thread)
+        self._build_requested.connect(self.builder.build)
+        self._search_requested.connect(self.searcher.search)
+        self._ranks_requested.connect(self.searcher.find_ranks)
+        self._library_changed.connect(self.searcher.set_library)
+        self.build_thread.start()
+        self.search_thread.start()
+        self.building = False
+        self._serial = 0
+
+    def next_serial(self) -> int:
+        self._serial += 1
+        self.searcher.latest_serial = self._serial
+        return self._serial
+
+    def build(self, request: BuildRequest) -> None:
+        self.building = True
+        self.builder.arm()
+        self._build_requested.emit(request)
+
+    def cancel_build(self) -> None:
+        self.builder.cancel()
+
+    def set_library(self, library: Library) -> None:
+        self._library_changed.emit(library)
+
+    def search(self, request: SearchRequest) -> None:
+        self._search_requested.emit(request)
+
+    def find_ranks(self, request: SearchRequest, chunk_id: int) -> None:
+        self._ranks_requested.emit(request, chunk_id)
+
+    def shutdown(self) -> None:
+        self.builder.cancel()
+        for thread in (self.build_thread, self.search_thread):
+            thread.quit()
+            thread.wait()
+

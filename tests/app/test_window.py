@@ -1,0 +1,187 @@
+"""The window end to end, offscreen: open, index, search, explain, compare, copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QTableView
+
+from ragdesk.app.models import BreakdownModel, ResultsModel
+from ragdesk.app.window import MainWindow
+from ragdesk.core.library import Library
+
+from .conftest import search
+
+
+def test_contract_object_names(window: MainWindow) -> None:
+    assert isinstance(window.findChild(QLineEdit, "searchField"), QLineEdit)
+    assert isinstance(window.findChild(QTableView, "resultsView"), QTableView)
+    assert isinstance(window.findChild(QTableView, "breakdownView"), QTableView)
+    assert isinstance(window.findChild(QPlainTextEdit, "promptPreview"), QPlainTextEdit)
+    assert isinstance(window.findChild(QPushButton, "copyPromptButton"), QPushButton)
+
+
+def test_whole_path_search_explain_copy(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    result = search(qtbot, window, "rebase history")
+    model = window.results_model
+    assert [h.heading for h in result.hits][:2] == ["Git › Rebase", "Git › Merge"]
+    assert model.rowCount() == len(result.hits) == 3
+    assert model.index(0, ResultsModel.COL_SOURCE).data().startswith("git.md › Git › Rebase")
+    # The first row is selected: its breakdown is shown and sums to its score.
+    hit = window.current_hit()
+    assert hit is not None and hit.rank == 1
+    bd = window.breakdown_model
+    assert [bd.index(i, BreakdownModel.COL_TERM).data() for i in range(bd.rowCount())] == ["rebas", "histo"]
+    assert sum(r.contribution for r in bd.rows) == pytest.approx(hit.score, rel=1e-12)
+    assert "|D| = " in window.stats_label.text() and "avgdl" in window.stats_label.text()
+    assert "·" in window.formula_label.text() and "=" in window.formula_label.text()
+    qtbot.waitUntil(lambda: window.ranks_label.text().startswith("Rank under each analyzer —"), timeout=10000)
+    assert "stems: 1st" in window.ranks_label.text()
+    # Copy puts exactly the preview on the clipboard and says so.
+    with qtbot.waitSignal(window.prompt_copied) as copied:
+        qtbot.mouseClick(window.copy_prompt_button, Qt.MouseButton.LeftButton)
+    preview = window.prompt_preview.toPlainText()
+    assert copied.args[0] == preview == QGuiApplication.clipboard().text()
+    assert preview.startswith("Answer the question using only")
+    assert "[1] (git.md › Git › Rebase, lines 1–5)" in preview
+    assert preview.rstrip().endswith("Question: rebase history")
+    assert window.statusBar().currentMessage().startswith("Copied prompt: 3 excerpts, ")
+
+
+def test_keyboard_shortcut_copy_and_navigation(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase")
+    window.results_view.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert window.search_field.hasFocus()
+    qtbot.keyClick(window.search_field, Qt.Key.Key_Down)
+    assert window.results_view.currentIndex().row() == 1
+    qtbot.keyClick(window.search_field, Qt.Key.Key_Up)
+    assert window.results_view.currentIndex().row() == 0
+    QGuiApplication.clipboard().clear()
+    qtbot.keyClick(window, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert QGuiApplication.clipboard().text() == window.prompt_preview.toPlainText() != ""
+
+
+def test_analyzer_and_params_rerank_without_rebuild(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "indukci")
+    assert [h.path for h in window.results_model.hits] == ["cs/indukce.md"]
+    generation = window.library.generation
+    with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
+        window.analyzer_combo.setCurrentText("words")
+    assert got.args[0].hits == [] and got.args[0].reason == "none of the query terms occur in the notes"
+    assert window.empty_label.text() == "No results: none of the query terms occur in the notes."
+    with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
+        window.analyzer_combo.setCurrentText("trigrams")
+    assert got.args[0].hits[0].path == "cs/indukce.md"
+    with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
+        window.k1_spin.setValue(2.0)
+    assert got.args[0].k1 == 2.0
+    assert window.library.generation == generation
+
+
+def test_unticked_result_leaves_prompt(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase")
+    model = window.results_model
+    first = model.hits[0]
+    assert f"({first.path} › {first.heading}," in window.prompt_preview.toPlainText()
+    model.setData(model.index(0, ResultsModel.COL_USE), Qt.CheckState.Unchecked.value, Qt.ItemDataRole.CheckStateRole)
+    assert f"({first.path} › {first.heading}," not in window.prompt_preview.toPlainText()
+    assert window.prompt.excerpts[0].path == model.hits[1].path
+
+
+def test_injection_flagged_in_results_and_prompt(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "praise rebase")
+    rows = [window.results_model.index(i, ResultsModel.COL_SOURCE).data() for i in range(window.results_model.rowCount())]
+    assert any(r.startswith("⚠ clip.md") for r in rows)
+    assert "instruction-like text" in window.prompt_info.text()
+
+
+def test_compare_pinned_result(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    window.results_view.selectRow(0)
+    qtbot.mouseClick(window.pin_button, Qt.MouseButton.LeftButton)
+    window.results_view.selectRow(1)
+    top, second = window.results_model.hits[0], window.results_model.hits[1]
+    assert window.compare_view.isVisible() and window.compare_view.rowCount() == 2
+    diffs = [float(window.compare_view.item(i, 3).text()) for i in range(2)]
+    assert sum(diffs) == pytest.approx(second.score - top.score, abs=2e-3)
+    assert f"{second.score - top.score:+.3f}" in window.compare_label.text()
+
+
+def test_copy_explanation(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase")
+    qtbot.mouseClick(window.copy_explanation_button, Qt.MouseButton.LeftButton)
+    text = QGuiApplication.clipboard().text()
+    assert text.startswith("Why “rebase” ranked git.md › Git › Rebase #1:")
+    assert "rebas" in text and "score" in text
+
+
+def test_skipped_files_listed(window: MainWindow) -> None:
+    assert "1 skipped" in window.index_button.text()
+    assert [s.path for s in window.library.skipped] == ["bin.md"]
+
+
+def test_cancel_keeps_previous_index(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    before = window.library
+    (notes / "new.md").write_text("# New\n\nzebra crossing\n", encoding="utf-8")
+    with qtbot.waitSignal(window.build_state_changed, timeout=10000, check_params_cb=lambda s: s != "building") as st:
+        window.refresh()
+        window.cancel_build()
+    assert st.args[0] == "cancelled"
+    assert window.library is before
+    assert "cancelled" in window.statusBar().currentMessage()
+    assert search(qtbot, window, "zebra").hits == []
+    assert Library.open(notes, window.index_dir).generation == before.generation
+    with qtbot.waitSignal(window.library_loaded, timeout=10000):
+        window.refresh()
+    assert search(qtbot, window, "zebra").hits[0].path == "new.md"
+
+
+def test_stale_note_flagged(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    (notes / "git.md").write_text("# Git\n\nchanged rebase text\n", encoding="utf-8")
+    search(qtbot, window, "merge")
+    src = window.results_model.index(0, ResultsModel.COL_SOURCE).data()
+    assert src.startswith("✎ git.md")
+
+
+def test_missing_folder_shows_error_without_crash(make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    w.open_folder(str(tmp_path / "does-not-exist"))
+    assert "does not exist" in w.statusBar().currentMessage()
+    assert w.library is None
+
+
+def test_folder_removed_during_session(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    shutil.rmtree(notes)
+    with qtbot.waitSignal(window.build_state_changed, timeout=10000, check_params_cb=lambda s: s != "building") as st:
+        window.refresh()
+    assert st.args[0] == "failed"
+    assert "previous index is still in use" in window.statusBar().currentMessage()
+    assert search(qtbot, window, "rebase").hits  # still searchable
+
+
+def test_settings_persist(make_window, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(notes))
+    w.analyzer_combo.setCurrentText("trigrams")
+    w.k1_spin.setValue(0.9)
+    w.budget_radio.setChecked(True)
+    w.close()
+    w2 = make_window()
+    assert w2.analyzer_combo.currentText() == "trigrams"
+    assert w2.k1_spin.value() == 0.9
+    assert w2.budget_radio.isChecked()
+    assert w2.settings.last_folder == str(notes.resolve())
+    assert w2.settings.recent_folders == [str(notes.resolve())]
+
+
+def test_results_model_passes_modeltester(window: MainWindow, qtbot, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    qtmodeltester.check(window.results_model)
+    qtmodeltester.check(window.breakdown_model)
