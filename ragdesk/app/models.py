@@ -21,10 +21,26 @@ ShareRole = Qt.ItemDataRole.UserRole + 4  # float in [0, 1] for a breakdown bar
 Index = QModelIndex | QPersistentModelIndex
 
 
+# A light qualitative palette: neighbours differ clearly, text stays readable on top.
+PALETTE = (
+    "#8ecae6",
+    "#ffb703",
+    "#95d5b2",
+    "#f4978e",
+    "#cdb4db",
+    "#ffd6a5",
+    "#a0c4ff",
+    "#caffbf",
+    "#f9c74f",
+    "#bdb2ff",
+    "#ffadad",
+    "#90dbf4",
+)
+
+
 def term_color(term: str) -> QColor:
-    """A stable colour per term (the same in every view of the window)."""
-    hue = zlib.crc32(term.encode("utf-8")) % 360
-    return QColor.fromHsv(hue, 110, 245)
+    """A stable colour per term (the same in every view of the window and across sessions)."""
+    return QColor(PALETTE[zlib.crc32(term.encode("utf-8")) % len(PALETTE)])
 
 
 def highlighted_html(text: str, spans: list[tuple[int, int, str]], limit: int | None = None) -> str:

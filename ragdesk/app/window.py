@@ -383,6 +383,8 @@ class MainWindow(QMainWindow):
         geometry = s.get("window/geometry", None, QByteArray)
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1280, 800)
+            self.main_splitter.setSizes([700, 580])
+            self.right_splitter.setSizes([480, 320])
         for key, splitter in (
             ("window/main_splitter", self.main_splitter),
             ("window/right_splitter", self.right_splitter),

@@ -227,4 +227,3 @@ class Engine(QObject):
         for thread in (self.build_thread, self.search_thread):
             thread.quit()
             thread.wait()
-
