@@ -25,15 +25,26 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-size", type=int, default=80, help="target words per chunk (default: 80)")
     p.add_argument("--overlap", type=int, default=20, help="words shared by neighbouring chunks (default: 20)")
     p.add_argument(
+        "--no-context",
+        action="store_true",
+        help="do not index each chunk with its note's title and heading trail (markdown chunker)",
+    )
+    p.add_argument(
         "--extensions", default=None, help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org)"
     )
     p.add_argument("--max-mb", type=float, default=10.0, help="skip files larger than this (default: 10)")
 
 
 def _add_query_options(p: argparse.ArgumentParser) -> None:
-    from .core.analyzers import ANALYZERS
+    from .core.analyzers import ANALYZERS, DEFAULT_ANALYZER, DEFAULT_TRIGRAM_WEIGHT
 
-    p.add_argument("--analyzer", choices=ANALYZERS, default="stems", help="words, stems or trigrams (default: stems)")
+    p.add_argument(
+        "--analyzer",
+        choices=ANALYZERS,
+        default=DEFAULT_ANALYZER,
+        help=f"words, stems, trigrams, or combined = stems + {DEFAULT_TRIGRAM_WEIGHT:g} x trigrams "
+        f"(default: {DEFAULT_ANALYZER})",
+    )
     p.add_argument("--stem-length", type=int, default=5, help="letters kept by the stems analyzer (default: 5)")
     p.add_argument("--fold-accents", action="store_true", help="match accented and plain letters alike")
     p.add_argument("--stop-words", default="", help="stop-word lists to drop, comma-separated (en,cs,uk,fr,it,de)")
@@ -105,7 +116,7 @@ def _settings(args: argparse.Namespace) -> Any:
     try:
         return IndexSettings(
             LoadOptions(extensions=exts, max_bytes=int(args.max_mb * 1024 * 1024)),
-            ChunkOptions(args.chunker, args.chunk_size, args.overlap),
+            ChunkOptions(args.chunker, args.chunk_size, args.overlap, not args.no_context),
         )
     except ValueError as exc:
         raise CliError(str(exc)) from exc

@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -84,6 +85,8 @@ class SettingsDialog(QDialog):
         self.overlap.setRange(0, 1999)
         self.overlap.setValue(settings.chunk.overlap)
         self.overlap.setSuffix(" words")
+        self.context = QCheckBox("Index each chunk with its note's title and headings (markdown chunker)")
+        self.context.setChecked(settings.chunk.context)
         self.editor = QLineEdit(editor_command)
         self.editor.setPlaceholderText("e.g. code -g {path}:{line}   (empty: the system's default app)")
         form.addRow("Note types", self.extensions)
@@ -92,6 +95,7 @@ class SettingsDialog(QDialog):
         form.addRow("Chunker", self.chunker)
         form.addRow("Chunk size", self.size)
         form.addRow("Overlap", self.overlap)
+        form.addRow("", self.context)
         form.addRow("Editor command", self.editor)
         self.error = QLabel("")
         self.error.setStyleSheet("color: #b00020")
@@ -107,7 +111,9 @@ class SettingsDialog(QDialog):
             e if e.startswith(".") else "." + e for e in (x.strip() for x in self.extensions.text().split(",")) if e
         )
         try:
-            chunk = ChunkOptions(self.chunker.currentText(), self.size.value(), self.overlap.value())
+            chunk = ChunkOptions(
+                self.chunker.currentText(), self.size.value(), self.overlap.value(), self.context.isChecked()
+            )
         except ValueError as exc:
             self.error.setText(str(exc))
             return

@@ -204,7 +204,7 @@ class BreakdownModel(QAbstractTableModel):
         share = r.contribution / self.score if self.score else 0.0
         if role == Qt.ItemDataRole.DisplayRole:
             if col == self.COL_TERM:
-                return r.term
+                return r.label
             if col == self.COL_WORDS:
                 return ", ".join(r.words)
             if col == self.COL_NT:

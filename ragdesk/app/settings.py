@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from ..core.analyzers import AnalyzerConfig
+from ..core.analyzers import DEFAULT_ANALYZER, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.chunking import ChunkOptions
 from ..core.library import IndexSettings
@@ -67,7 +67,8 @@ class AppSettings:
     # ---- search --------------------------------------------------------------------
     def analyzer(self) -> AnalyzerConfig:
         try:
-            return AnalyzerConfig(self.get("search/analyzer", "stems"), self.get("search/stem_length", 5, int))
+            name = self.get("search/analyzer", DEFAULT_ANALYZER)
+            return AnalyzerConfig(name, self.get("search/stem_length", 5, int))
         except ValueError:
             return AnalyzerConfig()
 
@@ -99,6 +100,7 @@ class AppSettings:
         self.set("index/chunker", s.chunk.chunker)
         self.set("index/chunk_size", s.chunk.size)
         self.set("index/overlap", s.chunk.overlap)
+        self.set("index/context", s.chunk.context)
 
     # ---- prompt --------------------------------------------------------------------
     @property

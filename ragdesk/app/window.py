@@ -633,7 +633,14 @@ class MainWindow(QMainWindow):
                 + html.escape(flags[0].reason)
                 + "). It is quoted as data in the prompt.</p>"
             )
-        self.chunk_view.setHtml(warn + f"<div style='font-family:monospace'>{body}</div>")
+        context = self.library.chunk_context(hit.chunk_id) if self.library is not None else ""
+        if context:
+            context = (
+                "<p style='color:#666'>Also indexed with this chunk (title and headings): "
+                + html.escape(" › ".join(context.split(" \n")))
+                + "</p>"
+            )
+        self.chunk_view.setHtml(warn + context + f"<div style='font-family:monospace'>{body}</div>")
         self.breakdown_model.set_rows(hit.explain)
         self.breakdown_view.resizeColumnsToContents()
         r0 = hit.explain[0] if hit.explain else None
@@ -700,12 +707,11 @@ class MainWindow(QMainWindow):
             f"Selected ({hit.score:.3f}) vs pinned {pinned.path} :{pinned.start_line} ({pinned.score:.3f}): "
             f"{'+' if diff >= 0 else ''}{diff:.3f}"
         )
-        pinned_rows = {r.term: r.contribution for r in pinned.explain}
-        terms = [r.term for r in hit.explain]
-        self.compare_view.setRowCount(len(terms))
+        pinned_rows = {r.label: r.contribution for r in pinned.explain}
+        self.compare_view.setRowCount(len(hit.explain))
         for i, r in enumerate(hit.explain):
-            p = pinned_rows.get(r.term, 0.0)
-            values = [r.term, f"{p:.3f}", f"{r.contribution:.3f}", f"{r.contribution - p:+.3f}"]
+            p = pinned_rows.get(r.label, 0.0)
+            values = [r.label, f"{p:.3f}", f"{r.contribution:.3f}", f"{r.contribution - p:+.3f}"]
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 if col == 0:

@@ -76,7 +76,7 @@ class BuildWorker(QObject):
                 cancelled=self._cancel.is_set,
                 previous=previous,
             )
-            library.term_index(request.analyzer)  # derive the active analyzer here, not on first keystroke
+            library.warm(request.analyzer)  # derive the active analyzer here, not on first keystroke
         except BuildCancelled:
             self.build_cancelled.emit()
             return
@@ -140,12 +140,7 @@ class SearchWorker(QObject):
         lib = self.library
         try:
             result = lib.search(request.query, request.analyzer, request.k1, request.b, request.k)
-            analyzer = lib.analyzer(request.analyzer)
-            terms = {t.term for t in result.terms}
-            highlights = {
-                h.chunk_id: [(t.start, t.end, t.term) for t in analyzer.tokens(h.text) if t.term in terms]
-                for h in result.hits
-            }
+            highlights = {h.chunk_id: lib.highlight_spans(h.text, request.query, request.analyzer) for h in result.hits}
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             outcome = SearchOutcome(request, result, highlights, stale, library=lib)
             if request.pinned is not None and request.pinned < lib.n_chunks:

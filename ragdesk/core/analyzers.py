@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 WORD_RE = re.compile(r"\w+")
-ANALYZERS = ("words", "stems", "trigrams")
+BASE_ANALYZERS = ("words", "stems", "trigrams")
+ANALYZERS = (*BASE_ANALYZERS, "combined")  # combined = stems + trigram_weight x trigrams (one score)
+DEFAULT_ANALYZER = "combined"
+DEFAULT_TRIGRAM_WEIGHT = 0.3
 
 # Small, conservative stop-word lists (off by default; the seed's table counts "v").
 STOP_WORDS: dict[str, frozenset[str]] = {
@@ -60,10 +63,11 @@ def word_tokens(text: str) -> list[str]:
 class AnalyzerConfig:
     """Which analyzer and its options; `key` names the index built with it."""
 
-    name: str = "stems"
+    name: str = DEFAULT_ANALYZER
     stem_length: int = 5
     fold_accents: bool = False
     stop_words: tuple[str, ...] = field(default_factory=tuple)
+    trigram_weight: float = DEFAULT_TRIGRAM_WEIGHT  # only for "combined"
 
     def __post_init__(self) -> None:
         if self.name not in ANALYZERS:
@@ -77,8 +81,10 @@ class AnalyzerConfig:
     @property
     def key(self) -> str:
         parts = [self.name]
-        if self.name == "stems":
+        if self.name in ("stems", "combined"):
             parts.append(str(self.stem_length))
+        if self.name == "combined":
+            parts.append(f"t{self.trigram_weight:g}")
         if self.fold_accents:
             parts.append("fold")
         if self.stop_words:
@@ -86,7 +92,13 @@ class AnalyzerConfig:
         return "_".join(parts)
 
     def with_name(self, name: str) -> AnalyzerConfig:
-        return AnalyzerConfig(name, self.stem_length, self.fold_accents, self.stop_words)
+        return AnalyzerConfig(name, self.stem_length, self.fold_accents, self.stop_words, self.trigram_weight)
+
+    def parts(self) -> list[tuple[AnalyzerConfig, float]]:
+        """The single-index analyzers whose weighted BM25 scores add up to this one's."""
+        if self.name != "combined":
+            return [(self, 1.0)]
+        return [(self.with_name("stems"), 1.0), (self.with_name("trigrams"), self.trigram_weight)]
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,8 @@ class Analyzer:
             return (word,)
         if name == "stems":
             return (word[: self.config.stem_length],)
+        if name == "combined":  # for display and highlighting; indexes are per part
+            return (word[: self.config.stem_length], *_trigrams(word))
         return tuple(_trigrams(word))
 
     def tokens(self, text: str) -> list[Token]:

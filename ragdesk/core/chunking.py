@@ -30,6 +30,7 @@ class ChunkOptions:
     chunker: str = "markdown"
     size: int = 80
     overlap: int = 20
+    context: bool = True  # markdown only: also index the note's title and the chunk's heading trail with it
 
     def __post_init__(self) -> None:
         if self.chunker not in CHUNKERS:
@@ -41,7 +42,12 @@ class ChunkOptions:
 
     @property
     def key(self) -> str:
-        return f"{self.chunker}-{self.size}-{self.overlap}"
+        return f"{self.chunker}-{self.size}-{self.overlap}" + ("-ctx" if self.indexes_context else "")
+
+    @property
+    def indexes_context(self) -> bool:
+        """The `words` chunker reproduces the seed's recipe exactly, so it never adds context."""
+        return self.context and self.chunker == "markdown"
 
 
 @dataclass
@@ -257,6 +263,24 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
         cur_words += block.words
     emit()
     return chunks
+
+
+def context_text(title: str, heading: str) -> str:
+    """What `context` indexes with a chunk: the note's title, then its heading trail (no repeats)."""
+    parts = [title] if title else []
+    for h in heading.split(HEADING_SEP) if heading else []:
+        if h.casefold() not in (p.casefold() for p in parts):
+            parts.append(h)
+    return " \n".join(parts)
+
+
+def note_title(meta: dict[str, object], path: str) -> str:
+    """Front matter title, else the file name made readable ("git-undo.md" -> "git undo")."""
+    title = meta.get("title")
+    if title:
+        return str(title)
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return stem.replace("-", " ").replace("_", " ")
 
 
 def chunk_note(note: Note, options: ChunkOptions) -> list[Chunk]:

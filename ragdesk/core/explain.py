@@ -21,6 +21,8 @@ class TermRow:
     k1: float
     b: float
     contribution: float
+    analyzer: str = ""  # which index the term comes from (matters for combined analyzers)
+    weight: float = 1.0  # the analyzer's weight in a combined score
 
     @property
     def in_index(self) -> bool:
@@ -33,10 +35,15 @@ class TermRow:
         if self.f == 0:
             return f"“{self.term}” does not occur in this chunk (f = 0): contributes 0"
         ratio = 1.0 - self.b + self.b * self.doc_len / self.avgdl if self.avgdl else 1.0
-        return (
-            f"{self.idf:.3f} · {self.f} · {self.k1 + 1:g} / ({self.f} + {self.k1:g} · {ratio:.4f})"
-            f" = {self.contribution:.3f}"
-        )
+        core = f"{self.idf:.3f} · {self.f} · {self.k1 + 1:g} / ({self.f} + {self.k1:g} · {ratio:.4f})"
+        if self.weight != 1.0:
+            core = f"{self.weight:g} × {core}"
+        return f"{core} = {self.contribution:.3f}"
+
+    @property
+    def label(self) -> str:
+        """The term with its analyzer when that is not obvious (e.g. "ind (trigrams ×0.3)")."""
+        return f"{self.term} ({self.analyzer} ×{self.weight:g})" if self.weight != 1.0 else self.term
 
     def to_json(self) -> dict[str, object]:
         d = asdict(self)
@@ -47,12 +54,22 @@ class TermRow:
 
 
 def term_row(
-    term: str, words: tuple[str, ...], n_docs: int, n_t: int, f: int, doc_len: int, avgdl: float, k1: float, b: float
+    term: str,
+    words: tuple[str, ...],
+    n_docs: int,
+    n_t: int,
+    f: int,
+    doc_len: int,
+    avgdl: float,
+    k1: float,
+    b: float,
+    analyzer: str = "",
+    weight: float = 1.0,
 ) -> TermRow:
     """Compute one explanation row from the raw statistics."""
     idf_t = idf(n_docs, n_t) if n_t > 0 else 0.0
-    c = contribution(idf_t, f, doc_len, avgdl, k1, b) if n_t > 0 else 0.0
-    return TermRow(term, words, n_t, idf_t, f, doc_len, avgdl, k1, b, c)
+    c = weight * contribution(idf_t, f, doc_len, avgdl, k1, b) if n_t > 0 else 0.0
+    return TermRow(term, words, n_t, idf_t, f, doc_len, avgdl, k1, b, c, analyzer, weight)
 
 
 def explanation_text(rows: list[TermRow], score: float, header: str = "") -> str:
@@ -65,9 +82,9 @@ def explanation_text(rows: list[TermRow], score: float, header: str = "") -> str
     for r in rows:
         share = r.contribution / score if score else 0.0
         note = "" if r.in_index else "  (not in index)"
-        lines.append(f"{r.term:<16} {r.n_t:>7} {r.idf:>7.3f} {r.f:>4} {r.contribution:>12.3f}  {share:>5.1%}{note}")
+        lines.append(f"{r.label:<16} {r.n_t:>7} {r.idf:>7.3f} {r.f:>4} {r.contribution:>12.3f}  {share:>5.1%}{note}")
     lines.append(f"{'score':<16} {'':>7} {'':>7} {'':>4} {score:>12.3f}")
     for r in rows:
         if r.in_index and r.f:
-            lines.append(f"{r.term}: {r.formula}")
+            lines.append(f"{r.label}: {r.formula}")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ import numpy as np
 from . import store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
-from .chunking import Chunk, ChunkOptions
+from .chunking import Chunk, ChunkOptions, context_text, note_title
 from .explain import TermRow, term_row
 from .index import ForwardIndex, TermIndex, derive_term_index, top_k
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
@@ -215,6 +215,14 @@ class Library:
             text=self.note_text(note_idx)[start:end],
         )
 
+    def chunk_context(self, chunk_id: int) -> str:
+        """Text indexed with the chunk besides its own (title and headings), or "" when context is off."""
+        if not self.settings.chunk.indexes_context:
+            return ""
+        note = self.notes[int(self.chunk_note[chunk_id])]
+        heading = self.headings[int(self.heading_ids[chunk_id])]
+        return context_text(note_title(note.meta, note.path), heading)
+
     def chunks_of_note(self, note_idx: int) -> range:
         return range(int(self._note_first_chunk[note_idx]), int(self._note_first_chunk[note_idx + 1]))
 
@@ -247,6 +255,8 @@ class Library:
 
     def term_index(self, config: AnalyzerConfig) -> TermIndex:
         """The analyzer's index: from memory, from disk, or derived (and stored) on first use."""
+        if len(config.parts()) > 1:
+            raise ValueError(f"{config.name} combines several indexes; ask for each of config.parts()")
         key = config.key
         if key in self._terms:
             return self._terms[key]
@@ -266,7 +276,37 @@ class Library:
         self._terms[key] = ti
         return ti
 
+    def warm(self, config: AnalyzerConfig) -> None:
+        """Load or derive every index `config` needs (done by the worker, before the first query)."""
+        for cfg, _ in config.parts():
+            self.term_index(cfg)
+
     # ---- querying ---------------------------------------------------------------------------
+    def _prepare(self, query: str, config: AnalyzerConfig) -> list[_Part]:
+        """Per single-index analyzer of `config`: its index, weight and the query's terms in it."""
+        parts = []
+        for cfg, weight in config.parts():
+            ti = self.term_index(cfg)
+            qterms = []
+            for term, words in self.analyzer(cfg).query_terms(query):
+                tid = ti.term_id(term)
+                qterms.append((term, tuple(words), tid if tid is not None and ti.df(tid) > 0 else None))
+            parts.append(_Part(cfg, weight, ti, qterms))
+        return parts
+
+    def _scores(self, parts: list[_Part], k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, scores) of every matching chunk: the weighted sum of the parts' BM25 scores."""
+        if len(parts) == 1 and parts[0].weight == 1.0:
+            return parts[0].index.scores(parts[0].present, k1, b)
+        acc = np.zeros(self.n_chunks)
+        touched = np.zeros(self.n_chunks, dtype=bool)
+        for p in parts:
+            docs, scores = p.index.scores(p.present, k1, b)
+            acc[docs] += p.weight * scores
+            touched[docs] = True
+        hit = np.flatnonzero(touched)
+        return hit, acc[hit]
+
     def search(
         self,
         query: str,
@@ -279,37 +319,32 @@ class Library:
         """Rank chunks for `query`; never raises on odd queries, says why a result is empty instead."""
         config = analyzer or AnalyzerConfig()
         t0 = time.perf_counter()
-        ti = self.term_index(config)
-        qterms = self._query_terms(query, config, ti)
-        present = [tid for _, _, tid in qterms if tid is not None]
+        parts = self._prepare(query, config)
+        main = parts[0]  # the reason and |D| are reported for the primary analyzer
         reason = None
-        if not qterms:
+        if not main.qterms:
             reason = "the query has no searchable words"
-        elif not present:
+        elif not any(p.present for p in parts):
             reason = "none of the query terms occur in the notes"
-        elif len(present) < len(qterms):
-            missing = [t for t, _, tid in qterms if tid is None]
-            reason = "not in the notes: " + ", ".join(missing)
-        docs, scores = ti.scores(present, k1, b)
-        docs, scores = top_k(docs, scores, k)
+        elif len(main.present) < len(main.qterms):
+            reason = "not in the notes: " + ", ".join(t for t, _, tid in main.qterms if tid is None)
+        docs, scores = top_k(*self._scores(parts, k1, b), k)
         hits = []
         for rank, (doc, score) in enumerate(zip(docs.tolist(), scores.tolist()), start=1):
             c = self.chunk(doc)
-            rows = self._rows(qterms, ti, doc, k1, b) if explain else []
-            hits.append(
-                Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, int(ti.doc_len[doc]), c.text, rows)
-            )
+            rows = self._rows(parts, doc, k1, b) if explain else []
+            length = int(main.index.doc_len[doc])
+            hits.append(Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, length, c.text, rows))
         took = (time.perf_counter() - t0) * 1000
-        terms = [QueryTerm(t, w, ti.df(tid) if tid is not None else 0) for t, w, tid in qterms]
+        terms = [QueryTerm(t, w, p.index.df(tid) if tid is not None else 0) for p in parts for t, w, tid in p.qterms]
+        ti = main.index
         return SearchResult(query, config.key, k1, b, ti.n_docs, ti.avgdl, took, hits, terms, reason)
 
     def rank_of(
         self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
     ) -> int | None:
         """1-based rank of a chunk for `query` under `analyzer` (None when it does not match)."""
-        ti = self.term_index(analyzer)
-        present = [tid for _, _, tid in self._query_terms(query, analyzer, ti) if tid is not None]
-        docs, scores = ti.scores(present, k1, b)
+        docs, scores = self._scores(self._prepare(query, analyzer), k1, b)
         where = np.flatnonzero(docs == chunk_id)
         if not len(where):
             return None
@@ -324,31 +359,43 @@ class Library:
         k1: float = DEFAULT_K1,
         b: float = DEFAULT_B,
     ) -> list[TermRow]:
-        """One row per distinct query term for `chunk_id`; the contributions sum to its score."""
-        config = analyzer or AnalyzerConfig()
-        ti = self.term_index(config)
-        return self._rows(self._query_terms(query, config, ti), ti, chunk_id, k1, b)
+        """One row per distinct query term (per analyzer part) for `chunk_id`; they sum to its score."""
+        return self._rows(self._prepare(query, analyzer or AnalyzerConfig()), chunk_id, k1, b)
 
-    def _query_terms(
-        self, query: str, config: AnalyzerConfig, ti: TermIndex
-    ) -> list[tuple[str, tuple[str, ...], int | None]]:
-        out = []
-        for term, words in self.analyzer(config).query_terms(query):
-            tid = ti.term_id(term)
-            out.append((term, tuple(words), tid if tid is not None and ti.df(tid) > 0 else None))
-        return out
+    def highlight_spans(self, text: str, query: str, analyzer: AnalyzerConfig) -> list[tuple[int, int, str]]:
+        """(start, end, term) of the words in `text` that match a query term (for highlighting)."""
+        spans = []
+        for cfg, _ in analyzer.parts():
+            a = self.analyzer(cfg)
+            terms = {t for t, _ in a.query_terms(query)}
+            spans += [(t.start, t.end, t.term) for t in a.tokens(text) if t.term in terms]
+        return sorted(spans)
 
     @staticmethod
-    def _rows(
-        qterms: list[tuple[str, tuple[str, ...], int | None]], ti: TermIndex, doc: int, k1: float, b: float
-    ) -> list[TermRow]:
-        n, avgdl, dl = ti.n_docs, ti.avgdl, int(ti.doc_len[doc])
+    def _rows(parts: list[_Part], doc: int, k1: float, b: float) -> list[TermRow]:
         rows = []
-        for term, words, tid in qterms:
-            n_t = ti.df(tid) if tid is not None else 0
-            f = ti.tf(tid, doc) if tid is not None else 0
-            rows.append(term_row(term, words, n, n_t, f, dl, avgdl, k1, b))
+        for p in parts:
+            ti = p.index
+            n, avgdl, dl = ti.n_docs, ti.avgdl, int(ti.doc_len[doc])
+            for term, words, tid in p.qterms:
+                n_t = ti.df(tid) if tid is not None else 0
+                f = ti.tf(tid, doc) if tid is not None else 0
+                rows.append(term_row(term, words, n, n_t, f, dl, avgdl, k1, b, p.config.name, p.weight))
         return rows
+
+
+@dataclass
+class _Part:
+    """One single-index analyzer taking part in a query, with the query's terms in its index."""
+
+    config: AnalyzerConfig
+    weight: float
+    index: TermIndex
+    qterms: list[tuple[str, tuple[str, ...], int | None]]
+
+    @property
+    def present(self) -> list[int]:
+        return [tid for _, _, tid in self.qterms if tid is not None]
 
 
 def _save_term_index(folder: Path, ti: TermIndex) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .analyzers import word_tokens
-from .chunking import ChunkOptions, chunk_note
+from .chunking import ChunkOptions, chunk_note, context_text, note_title
 from .loader import NoteFile, Skipped, read_note
 
 
@@ -82,8 +82,12 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
             NoteRecord(f.path, f.size, f.mtime_ns, note.sha1, note.encoding, note.body_start, note.meta, len(chunks))
         )
         out.texts.append(note.text.encode("utf-8"))
+        title = note_title(note.meta, note.path) if options.indexes_context else ""
         for c in chunks:
-            ids = list(map(vocab.__getitem__, word_tokens(c.text)))
+            words = word_tokens(c.text)
+            if options.indexes_context:
+                words = word_tokens(context_text(title, c.heading)) + words
+            ids = list(map(vocab.__getitem__, words))
             token_ids.extend(ids)
             token_chunk.extend([n_chunk] * len(ids))
             spans.append((c.start, c.end))

@@ -34,7 +34,10 @@ def test_whole_path_search_explain_copy(window: MainWindow, qtbot) -> None:  # t
     hit = window.current_hit()
     assert hit is not None and hit.rank == 1
     bd = window.breakdown_model
-    assert [bd.index(i, BreakdownModel.COL_TERM).data() for i in range(bd.rowCount())] == ["rebas", "histo"]
+    labels = [bd.index(i, BreakdownModel.COL_TERM).data() for i in range(bd.rowCount())]
+    # combined analyzer: the stems first, then each trigram at its weight
+    assert labels[:4] == ["rebas", "histo", "_re (trigrams ×0.3)", "reb (trigrams ×0.3)"]
+    assert len(labels) == 2 + len("rebase") + len("history")
     assert sum(r.contribution for r in bd.rows) == pytest.approx(hit.score, rel=1e-12)
     assert "|D| = " in window.stats_label.text() and "avgdl" in window.stats_label.text()
     assert "·" in window.formula_label.text() and "=" in window.formula_label.text()
@@ -67,7 +70,10 @@ def test_keyboard_shortcut_copy_and_navigation(window: MainWindow, qtbot) -> Non
 
 def test_analyzer_and_params_rerank_without_rebuild(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "indukci")
-    assert [h.path for h in window.results_model.hits] == ["cs/indukce.md"]
+    assert window.results_model.hits[0].path == "cs/indukce.md"  # combined: stems + weighted trigrams
+    with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
+        window.analyzer_combo.setCurrentText("stems")
+    assert [h.path for h in got.args[0].hits] == ["cs/indukce.md"]
     generation = window.library.generation
     with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
         window.analyzer_combo.setCurrentText("words")
@@ -105,9 +111,11 @@ def test_compare_pinned_result(window: MainWindow, qtbot) -> None:  # type: igno
     qtbot.mouseClick(window.pin_button, Qt.MouseButton.LeftButton)
     window.results_view.selectRow(1)
     top, second = window.results_model.hits[0], window.results_model.hits[1]
-    assert window.compare_view.isVisible() and window.compare_view.rowCount() == 2
-    diffs = [float(window.compare_view.item(i, 3).text()) for i in range(2)]
-    assert sum(diffs) == pytest.approx(second.score - top.score, abs=2e-3)
+    n = len(second.explain)
+    assert window.compare_view.isVisible() and window.compare_view.rowCount() == n
+    assert window.compare_view.item(0, 0).text() == "rebas"
+    diffs = [float(window.compare_view.item(i, 3).text()) for i in range(n)]
+    assert sum(diffs) == pytest.approx(second.score - top.score, abs=n * 1e-3)
     assert f"{second.score - top.score:+.3f}" in window.compare_label.text()
 
 

@@ -37,7 +37,7 @@ def test_index_json(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
     data = json.loads(out)
     assert code == 0
     assert (data["files"], data["chunks"]) == (3, 3)
-    assert data["tokens"] == 10  # 6 + 3 + 1 words
+    assert data["tokens"] == 15  # 10 words of text + 5 of titles and headings indexed as context
     assert isinstance(data["elapsed_s"], float)
     skipped = {s["path"]: s["reason"] for s in data["skipped"]}
     assert skipped["bad.md"].startswith("binary")
@@ -88,7 +88,7 @@ def test_search_json_contract(folder: Path, tmp_path: Path, capsys: pytest.Captu
         1,
         5,
     )
-    assert hit["length"] == 6
+    assert hit["length"] == 8  # 6 words + "git", "rebase" indexed as title and heading context
     assert [e["term"] for e in hit["explain"]] == ["rebase", "history"]
     assert {"term", "n_t", "idf", "f", "contribution"} <= set(hit["explain"][0])
     assert sum(e["contribution"] for e in hit["explain"]) == pytest.approx(hit["score"])

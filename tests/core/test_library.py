@@ -45,7 +45,10 @@ def test_stems_match_inflections_and_explain(lib: Library) -> None:
     r = lib.search("indukci", AnalyzerConfig("stems"))
     assert [h.path for h in r.hits] == ["cs/indukce.md"]
     row = r.hits[0].explain[0]
-    assert (row.term, row.words, row.n_t, row.f) == ("induk", ("indukci",), 1, 3)
+    # f = 3 in the text + 1 in the indexed context (title "indukce"; the same heading is not repeated)
+    assert (row.term, row.words, row.n_t, row.f) == ("induk", ("indukci",), 1, 4)
+    assert lib.chunk_context(r.hits[0].chunk_id) == "indukce"
+    assert lib.chunk_context(1) == "git \nRebase"
     assert row.contribution == pytest.approx(r.hits[0].score)
     assert lib.search("indukci", AnalyzerConfig("words")).hits == []
 
@@ -67,7 +70,8 @@ def test_all_analyzers_rank_and_rows_sum(lib: Library) -> None:
         assert r.hits and r.hits[0].heading == "Git › Rebase"
         for h in r.hits:
             assert sum(x.contribution for x in h.explain) == pytest.approx(h.score, rel=1e-12)
-            assert h.length == int(lib.term_index(AnalyzerConfig(name)).doc_len[h.chunk_id])
+            primary = AnalyzerConfig(name).parts()[0][0]
+            assert h.length == int(lib.term_index(primary).doc_len[h.chunk_id])
         assert lib.rank_of("history rebase", r.hits[-1].chunk_id, AnalyzerConfig(name)) == len(r.hits)
 
 
@@ -95,6 +99,8 @@ def test_unchanged_folder_is_not_rebuilt(lib: Library, tmp_path: Path) -> None:
 
 
 def _stats(library: Library, analyzer: str) -> tuple:
+    if analyzer == "combined":
+        return _stats(library, "stems"), _stats(library, "trigrams")
     ti = library.term_index(AnalyzerConfig(analyzer))
     dfs = {t: ti.df(i) for i, t in enumerate(ti.terms) if ti.df(i)}
     chunks = [(c.path, c.start, c.end, c.heading) for c in map(library.chunk, range(library.n_chunks))]

@@ -1,0 +1,253 @@
+"""Retrieval quality: questions files, Hit@k, MRR and nDCG@10, per question and aggregated.
+
+A question names the note that answers it, optionally narrowed to a text snippet or a
+line range the right chunk must contain or overlap. BEIR folders (queries.jsonl +
+qrels/*.tsv) are evaluated per document (one note per document, a note ranked by its
+best chunk).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .analyzers import AnalyzerConfig
+from .bm25 import DEFAULT_B, DEFAULT_K1
+from .library import Library
+
+HIT_KS = (1, 3, 5, 10)
+
+
+class QuestionsError(ValueError):
+    """A malformed questions file; the message names the line and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    expected: str  # note path relative to the folder
+    snippet: str = ""
+    lines: tuple[int, int] | None = None
+    also_ok: tuple[str, ...] = ()
+    kind: str = ""
+
+
+def _parse_question(item: Any, where: str) -> Question:
+    if not isinstance(item, dict):
+        raise QuestionsError(f"{where}: expected an object with id, question, expected")
+    missing = [k for k in ("id", "question", "expected") if not item.get(k)]
+    if missing:
+        raise QuestionsError(f"{where}: missing {', '.join(missing)}")
+    lines = item.get("lines")
+    if lines is not None:
+        if isinstance(lines, str) and "-" in lines:
+            lines = lines.split("-", 1)
+        try:
+            lo, hi = int(lines[0]), int(lines[1])
+        except (TypeError, ValueError, IndexError) as exc:
+            raise QuestionsError(f"{where}: lines must be [first, last] or 'first-last'") from exc
+        lines = (lo, hi)
+    also = item.get("also_ok") or ()
+    if isinstance(also, str):
+        also = tuple(a for a in also.split("|") if a)
+    return Question(
+        str(item["id"]),
+        str(item["question"]),
+        str(item["expected"]),
+        str(item.get("snippet") or ""),
+        lines,
+        tuple(also),
+        str(item.get("kind") or ""),
+    )
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    """Questions from JSONL (one object a line) or CSV (a header row with the same field names)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise QuestionsError(f"cannot read {path}: {exc}") from exc
+    out: list[Question] = []
+    if path.suffix.lower() == ".csv":
+        for n, row in enumerate(csv.DictReader(text.splitlines()), start=2):
+            out.append(_parse_question(row, f"{path.name}:{n}"))
+    else:
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("//"):
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                raise QuestionsError(f"{path.name}:{n}: not valid JSON ({exc.msg})") from exc
+            out.append(_parse_question(item, f"{path.name}:{n}"))
+    ids = [q.id for q in out]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise QuestionsError(f"{path.name}: duplicate ids: {', '.join(dupes[:5])}")
+    return out
+
+
+@dataclass
+class QuestionResult:
+    question: Question
+    rank: int | None  # rank of the first correct chunk (1-based), None if not in the top `depth`
+    top_path: str = ""  # what ranked first instead
+    top_heading: str = ""
+    error: str = ""  # e.g. the expected note does not exist
+
+
+@dataclass
+class EvalReport:
+    """Aggregates over answerable questions, with per-kind breakdowns and per-question detail."""
+
+    config: dict[str, Any]
+    results: list[QuestionResult] = field(default_factory=list)
+
+    @property
+    def answerable(self) -> list[QuestionResult]:
+        return [r for r in self.results if not r.error]
+
+    def metrics(self, kind: str | None = None) -> dict[str, float]:
+        rs = [r for r in self.answerable if kind is None or r.question.kind == kind]
+        n = len(rs)
+        m: dict[str, float] = {"n": n}
+        for k in HIT_KS:
+            m[f"hit@{k}"] = sum(1 for r in rs if r.rank is not None and r.rank <= k) / n if n else 0.0
+        m["mrr"] = sum(1 / r.rank for r in rs if r.rank) / n if n else 0.0
+        return m
+
+    def kinds(self) -> list[str]:
+        return sorted({r.question.kind for r in self.answerable if r.question.kind})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "metrics": self.metrics(),
+            "by_kind": {k: self.metrics(k) for k in self.kinds()},
+            "problems": [{"id": r.question.id, "error": r.error} for r in self.results if r.error],
+            "questions": [
+                {
+                    "id": r.question.id,
+                    "kind": r.question.kind,
+                    "rank": r.rank,
+                    "expected": r.question.expected,
+                    "top_path": r.top_path,
+                    "top_heading": r.top_heading,
+                }
+                for r in self.answerable
+            ],
+        }
+
+
+def _chunk_matches(lib: Library, chunk_id: int, q: Question, note_paths: set[str]) -> bool:
+    c = lib.chunk(chunk_id)
+    if c.path in q.also_ok:
+        return True
+    if c.path != q.expected:
+        return False
+    if q.lines is not None and (c.end_line < q.lines[0] or c.start_line > q.lines[1]):
+        return False
+    if q.snippet and " ".join(q.snippet.split()).casefold() not in " ".join(c.text.split()).casefold():
+        return False
+    return True
+
+
+def evaluate(
+    lib: Library,
+    questions: list[Question],
+    analyzer: AnalyzerConfig | None = None,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    depth: int = 100,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> EvalReport:
+    """Rank each question and record where the first correct chunk landed."""
+    analyzer = analyzer or AnalyzerConfig()
+    note_paths = {n.path for n in lib.notes}
+    report = EvalReport({"analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key})
+    for i, q in enumerate(questions):
+        if cancelled is not None and cancelled():
+            break
+        if q.expected not in note_paths:
+            report.results.append(QuestionResult(q, None, error=f"expected note not found: {q.expected}"))
+            continue
+        result = lib.search(q.question, analyzer, k1, b, k=depth, explain=False)
+        rank = next((h.rank for h in result.hits if _chunk_matches(lib, h.chunk_id, q, note_paths)), None)
+        top = result.hits[0] if result.hits else None
+        report.results.append(QuestionResult(q, rank, top.path if top else "", top.heading if top else ""))
+        if progress is not None:
+            progress(i + 1, len(questions))
+    return report
+
+
+# ---- BEIR ------------------------------------------------------------------------------------
+def load_beir(folder: str | Path, split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """(queries of the split, qrels: query id -> {doc id: grade}) from a BEIR folder."""
+    folder = Path(folder)
+    qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    with open(folder / "qrels" / f"{split}.tsv", encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if n == 1 and not parts[-1].lstrip("-").isdigit():
+                continue  # header
+            if len(parts) < 3:
+                raise QuestionsError(f"qrels/{split}.tsv:{n}: expected query-id, corpus-id, score")
+            qrels[parts[0]][parts[1]] = int(parts[2])
+    queries: dict[str, str] = {}
+    with open(folder / "queries.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            item = json.loads(line)
+            if item["_id"] in qrels:
+                queries[item["_id"]] = item["text"]
+    return queries, dict(qrels)
+
+
+def ndcg(ranked: list[str], grades: dict[str, int], k: int = 10) -> float:
+    """nDCG@k with graded gains (2^g - 1) and log2 discounts, as in trec_eval / BEIR."""
+    dcg = sum((2 ** grades.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(grades.values(), reverse=True)[:k]
+    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def rank_documents(
+    lib: Library, query: str, analyzer: AnalyzerConfig, k1: float, b: float, k: int = 10, depth: int = 200
+) -> list[str]:
+    """Notes ranked by their best chunk; a note's id is its file name without the extension."""
+    result = lib.search(query, analyzer, k1, b, k=depth, explain=False)
+    seen: dict[str, None] = {}
+    for h in result.hits:
+        seen.setdefault(Path(h.path).stem, None)
+        if len(seen) >= k:
+            break
+    return list(seen)
+
+
+def evaluate_beir(
+    lib: Library,
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+    analyzer: AnalyzerConfig | None = None,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    k: int = 10,
+) -> dict[str, float]:
+    """Mean nDCG@k and Recall@100 over the queries (document level)."""
+    analyzer = analyzer or AnalyzerConfig()
+    total, recall = 0.0, 0.0
+    for qid, text in queries.items():
+        ranked = rank_documents(lib, text, analyzer, k1, b, k=100)
+        total += ndcg(ranked, qrels[qid], k)
+        rel = {d for d, g in qrels[qid].items() if g > 0}
+        recall += len(rel & set(ranked[:100])) / len(rel) if rel else 0.0
+    n = len(queries) or 1
+    return {f"ndcg@{k}": total / n, "recall@100": recall / n, "n": len(queries)}
