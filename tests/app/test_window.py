@@ -100,7 +100,8 @@ def test_unticked_result_leaves_prompt(window: MainWindow, qtbot) -> None:  # ty
 
 def test_injection_flagged_in_results_and_prompt(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "praise rebase")
-    rows = [window.results_model.index(i, ResultsModel.COL_SOURCE).data() for i in range(window.results_model.rowCount())]
+    model = window.results_model
+    rows = [model.index(i, ResultsModel.COL_SOURCE).data() for i in range(model.rowCount())]
     assert any(r.startswith("⚠ clip.md") for r in rows)
     assert "instruction-like text" in window.prompt_info.text()
 
