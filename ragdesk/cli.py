@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -95,12 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_options(p)
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("eval", help="measure Hit@k and MRR on a questions file")
+    p = sub.add_parser(
+        "eval",
+        help="measure Hit@k and MRR on a questions file (or nDCG@10 on a BEIR folder)",
+        description="QUESTIONS is a .jsonl/.csv file of {id, question, expected[, snippet, lines, also_ok, kind]}, "
+        "or a BEIR folder (queries.jsonl + qrels/SPLIT.tsv) evaluated per document.",
+    )
     p.add_argument("folder")
     p.add_argument("questions")
     _add_index_options(p)
     _add_query_options(p)
+    p.add_argument("--split", default="test", help="BEIR qrels split (default: test)")
     p.add_argument("--sweep", choices=("analyzers", "chunks", "params"), default=None)
+    p.add_argument("--budget-words", type=int, default=320, help="context budget of the chunks sweep (default: 320)")
     p.add_argument("--json", action="store_true")
     return parser
 
@@ -292,7 +300,85 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    raise CliError("eval is not available yet in this version")
+    from .core import evaluate as ev
+    from .core.analyzers import ANALYZERS
+
+    target = Path(args.questions)
+    analyzer = _analyzer(args)
+    rows: list[dict[str, Any]] = []
+    if target.is_dir():
+        try:
+            queries, qrels = ev.load_beir(target, args.split)
+        except (OSError, ev.QuestionsError) as exc:
+            raise CliError(f"cannot read BEIR folder {target}: {exc}") from exc
+        lib = _library(args, refresh=not args.no_refresh)
+        configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
+        for cfg in configs:
+            m = ev.evaluate_beir(lib, queries, qrels, cfg, args.k1, args.b)
+            rows.append({"analyzer": cfg.key, "k1": args.k1, "b": args.b, **m})
+        return _print_rows(rows, args.json, f"BEIR {target.name} ({args.split}, {len(queries)} queries)")
+    try:
+        questions = ev.load_questions(target)
+    except ev.QuestionsError as exc:
+        raise CliError(str(exc)) from exc
+    if args.sweep == "chunks":
+        from .core.chunking import ChunkOptions
+        from .core.library import IndexSettings, build_index
+
+        base = _settings(args)
+        for size in (20, 40, 80, 160, 320):
+            k = max(1, args.budget_words // size)
+            for overlap in (0, size // 4):
+                settings = IndexSettings(base.load, ChunkOptions(args.chunker, size, overlap, not args.no_context))
+                with tempfile.TemporaryDirectory(prefix="ragdesk-sweep-") as tmp:  # leave the real index alone
+                    lib, _ = build_index(args.folder, tmp, settings)
+                    report = ev.evaluate(lib, questions, analyzer, args.k1, args.b)
+                rows.append(
+                    {
+                        "chunk_words": size,
+                        "chunks_in_budget": k,
+                        "overlap": overlap,
+                        "answer_in_context": report.hit_at(k),
+                        "mrr": report.metrics()["mrr"],
+                    }
+                )
+        return _print_rows(rows, args.json, f"{args.budget_words}-word context budget")
+    lib = _library(args, refresh=not args.no_refresh)
+    if args.sweep == "params":
+        for k1 in (0.4, 0.8, 1.2, 1.6, 2.0):
+            for b in (0.0, 0.25, 0.5, 0.75, 1.0):
+                rows.append({"k1": k1, "b": b, "mrr": ev.evaluate(lib, questions, analyzer, k1, b).metrics()["mrr"]})
+        return _print_rows(rows, args.json, "MRR over k1 x b")
+    configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
+    reports = [ev.evaluate(lib, questions, cfg, args.k1, args.b) for cfg in configs]
+    if args.json and not args.sweep:
+        print(json.dumps(reports[0].to_json(), ensure_ascii=False, indent=2))
+        return 0
+    for r in reports:
+        rows.append({"analyzer": r.config["analyzer"], **r.metrics()})
+        for kind in r.kinds():
+            rows.append({"analyzer": f"{r.config['analyzer']} [{kind}]", **r.metrics(kind)})
+    problems = [p for p in reports[0].results if p.error]
+    for p in problems:
+        print(f"warning: question {p.question.id}: {p.error}", file=sys.stderr)
+    return _print_rows(rows, args.json, f"{len(questions)} questions")
+
+
+def _print_rows(rows: list[dict[str, Any]], as_json: bool, title: str) -> int:
+    if as_json:
+        print(json.dumps({"title": title, "rows": rows}, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print("(nothing to report)")
+        return 0
+    cols = list(rows[0])
+    print(f"{title}\n")
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for row in rows:
+        cells = [f"{v:.4f}" if isinstance(v, float) else str(v) for v in (row.get(c, "") for c in cols)]
+        print("| " + " | ".join(cells) + " |")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

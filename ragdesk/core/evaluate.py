@@ -115,13 +115,20 @@ class EvalReport:
     def answerable(self) -> list[QuestionResult]:
         return [r for r in self.results if not r.error]
 
+    def _of_kind(self, kind: str | None) -> list[QuestionResult]:
+        return [r for r in self.answerable if kind is None or r.question.kind == kind]
+
+    def hit_at(self, k: int, kind: str | None = None) -> float:
+        """Share of questions whose right chunk is in the top k."""
+        rs = self._of_kind(kind)
+        return sum(1 for r in rs if r.rank is not None and r.rank <= k) / len(rs) if rs else 0.0
+
     def metrics(self, kind: str | None = None) -> dict[str, float]:
-        rs = [r for r in self.answerable if kind is None or r.question.kind == kind]
-        n = len(rs)
-        m: dict[str, float] = {"n": n}
+        rs = self._of_kind(kind)
+        m: dict[str, float] = {"n": len(rs)}
         for k in HIT_KS:
-            m[f"hit@{k}"] = sum(1 for r in rs if r.rank is not None and r.rank <= k) / n if n else 0.0
-        m["mrr"] = sum(1 / r.rank for r in rs if r.rank) / n if n else 0.0
+            m[f"hit@{k}"] = self.hit_at(k, kind)
+        m["mrr"] = sum(1 / r.rank for r in rs if r.rank) / len(rs) if rs else 0.0
         return m
 
     def kinds(self) -> list[str]:

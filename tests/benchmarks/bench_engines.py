@@ -1,0 +1,253 @@
+"""Benchmark ragdesk against bm25s, rank_bm25 and tantivy on the same files, in one run.
+
+Each engine runs in its own process (so peak memory is its own) over the same notes:
+ragdesk reads, chunks and indexes the folder itself; the peers get the same files read
+and cut into 80-word windows by this harness (that time is counted in their build).
+
+    python tests/benchmarks/bench_engines.py [--corpus til|scale|both] [--engines ragdesk,bm25s,...]
+
+Needs the bench extra for the peers: pip install -e ".[bench]". Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+DATA = HERE.parents[3] / "shared" / "data"
+CORPORA = {
+    "til": (DATA / "til-notes", (".md",)),
+    "scale": (DATA, (".md", ".texy")),
+}
+ENGINES = ("ragdesk", "bm25s", "rank_bm25", "tantivy")
+WORD = re.compile(r"\w+")
+
+
+def queries(n_titles: int = 200) -> list[str]:
+    """300 SciFact test claims plus note titles from the multilingual sets (same for every engine)."""
+    out = [json.loads(line)["text"] for line in open(DATA / "beir-scifact" / "queries.test.jsonl", encoding="utf-8")]
+    titles = sorted(p.stem.replace("-", " ") for p in (DATA / "obsidian-help").rglob("*.md"))
+    step = max(1, len(titles) // n_titles)
+    return out + titles[::step][:n_titles]
+
+
+def peak_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return own + kids  # workers run beside the parent, so their peaks add up (an upper bound)
+
+
+def windows(folder: Path, exts: tuple[str, ...], size: int = 80, overlap: int = 20) -> list[str]:
+    """The peers' input: every note cut into `size`-word windows (the seed's recipe)."""
+    texts = []
+    for path in sorted(p for p in folder.rglob("*") if p.suffix in exts and p.is_file()):
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue
+        words = path.read_bytes().decode("utf-8", "replace").split()
+        for i in range(0, max(len(words) - overlap, 1), size - overlap):
+            texts.append(" ".join(words[i : i + size]))
+    return texts
+
+
+def percentile(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def time_queries(fn, qs: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    for q in qs[:5]:
+        fn(q)  # warm up
+    ts = []
+    for q in qs:
+        t0 = time.perf_counter()
+        fn(q)
+        ts.append((time.perf_counter() - t0) * 1000)
+    return {"p50_ms": statistics.median(ts), "p95_ms": percentile(ts, 95)}
+
+
+def run_ragdesk(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str, float]:
+    sys.path.insert(0, str(HERE.parents[2]))
+    from ragdesk.core.analyzers import AnalyzerConfig
+    from ragdesk.core.library import IndexSettings, Library, build_index
+    from ragdesk.core.loader import LoadOptions
+
+    tmp = Path(tempfile.mkdtemp(prefix="ragdesk-bench-"))
+    try:
+        notes = tmp / "notes"  # a private copy, so one note can be edited for the incremental figure
+        shutil.copytree(folder, notes, ignore=shutil.ignore_patterns(".*"))
+        index_dir = tmp / "index"
+        t0 = time.perf_counter()
+        lib, report = build_index(notes, index_dir, IndexSettings(LoadOptions(extensions=exts)))
+        lib.warm(AnalyzerConfig())
+        build = time.perf_counter() - t0
+        out: dict[str, float] = {"build_s": build, "chunks": report.chunks}
+        t0 = time.perf_counter()
+        reopened = Library.open(notes, index_dir)
+        reopened.search(qs[0], AnalyzerConfig(), k=10)
+        out["reopen_first_query_s"] = time.perf_counter() - t0
+        for name in ("stems", "combined"):
+            cfg = AnalyzerConfig(name)
+            lib.warm(cfg)
+            r = time_queries(lambda q, c=cfg: lib.search(q, c, k=10, explain=False), qs)
+            out[f"{name}_p50_ms"], out[f"{name}_p95_ms"] = r["p50_ms"], r["p95_ms"]
+            r = time_queries(lambda q, c=cfg: lib.search(q, c, k=10, explain=True), qs)
+            out[f"{name}_explain_p50_ms"], out[f"{name}_explain_p95_ms"] = r["p50_ms"], r["p95_ms"]
+        note = notes / lib.notes[len(lib.notes) // 2].path
+        note.write_text(note.read_text(encoding="utf-8") + "\nan edit: zyxwvut\n", encoding="utf-8")
+        t0 = time.perf_counter()
+        lib, _ = build_index(notes, index_dir, IndexSettings(LoadOptions(extensions=exts)), previous=lib)
+        lib.warm(AnalyzerConfig())
+        found = lib.search("zyxwvut", AnalyzerConfig("words")).hits
+        out["incremental_s"] = time.perf_counter() - t0 if found else float("nan")
+        out["index_mb"] = sum(f.stat().st_size for f in index_dir.rglob("*") if f.is_file()) / 1e6
+        out["peak_mb"] = peak_mb()
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_bm25s(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str, float]:
+    import bm25s
+
+    t0 = time.perf_counter()
+    texts = windows(folder, exts)
+    tokens = bm25s.tokenize(texts, stopwords=None, show_progress=False)
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index(tokens, show_progress=False)
+    build = time.perf_counter() - t0
+
+    def query(q: str) -> object:
+        qt = bm25s.tokenize([q], stopwords=None, show_progress=False)
+        if not len(qt.vocab):
+            return None
+        return retriever.retrieve(qt, k=min(10, len(texts)), show_progress=False, n_threads=1)
+
+    r = time_queries(query, qs)
+    return {"build_s": build, "chunks": len(texts), **r, "peak_mb": peak_mb()}
+
+
+def run_rank_bm25(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str, float]:
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    t0 = time.perf_counter()
+    texts = windows(folder, exts)
+    bm = BM25Okapi([WORD.findall(t.casefold()) for t in texts], k1=1.2, b=0.75)
+    build = time.perf_counter() - t0
+
+    def query(q: str) -> object:
+        scores = bm.get_scores(WORD.findall(q.casefold()))
+        return np.argpartition(-scores, 10)[:10]
+
+    r = time_queries(query, qs[:60])  # it scores every chunk in Python per term: a sample is enough
+    return {"build_s": build, "chunks": len(texts), **r, "peak_mb": peak_mb()}
+
+
+def run_tantivy(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str, float]:
+    import tantivy
+
+    tmp = tempfile.mkdtemp(prefix="tantivy-bench-")
+    try:
+        t0 = time.perf_counter()
+        texts = windows(folder, exts)
+        sb = tantivy.SchemaBuilder()
+        sb.add_text_field("body", stored=False)
+        schema = sb.build()
+        index = tantivy.Index(schema, path=tmp)
+        writer = index.writer(heap_size=200_000_000, num_threads=1)
+        for t in texts:
+            writer.add_document(tantivy.Document(body=t))
+        writer.commit()
+        writer.wait_merging_threads()
+        index.reload()
+        searcher = index.searcher()
+        build = time.perf_counter() - t0
+
+        def query(q: str) -> object:
+            words = WORD.findall(q)
+            if not words:
+                return None
+            return searcher.search(index.parse_query(" ".join(words), ["body"]), 10)
+
+        r = time_queries(query, qs)
+        t0 = time.perf_counter()
+        index2 = tantivy.Index.open(tmp)
+        index2.searcher().search(index2.parse_query(" ".join(WORD.findall(qs[0])), ["body"]), 10)
+        reopen = time.perf_counter() - t0
+        return {"build_s": build, "chunks": len(texts), **r, "reopen_first_query_s": reopen, "peak_mb": peak_mb()}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+RUNNERS = {"ragdesk": run_ragdesk, "bm25s": run_bm25s, "rank_bm25": run_rank_bm25, "tantivy": run_tantivy}
+
+
+def child(engine: str, corpus: str) -> None:
+    folder, exts = CORPORA[corpus]
+    result = RUNNERS[engine](folder, exts, queries())
+    print("RESULT " + json.dumps(result))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", choices=("til", "scale", "both"), default="both")
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(*args.child)
+        return 0
+    if not DATA.is_dir():
+        print(f"needs the shared corpora at {DATA}", file=sys.stderr)
+        return 2
+    corpora = ["til", "scale"] if args.corpus == "both" else [args.corpus]
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; queries: {len(queries())}\n")
+    for corpus in corpora:
+        print(f"### {corpus}: {CORPORA[corpus][0]}\n")
+        print(
+            "| engine | chunks | build s | query p50 ms | query p95 ms | reopen + 1st query s | one-note update s "
+            "| peak MB |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for engine in args.engines.split(","):
+            proc = subprocess.run(
+                [sys.executable, str(HERE), "--child", engine, corpus], capture_output=True, text=True, check=False
+            )
+            line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+            if line is None:
+                err = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                print(f"| {engine} | failed: {err} | | | | | | |")
+                continue
+            r = json.loads(line[7:])
+            reopen = f"{r['reopen_first_query_s']:.2f}" if "reopen_first_query_s" in r else "n/a"
+            if engine == "ragdesk":
+                for name in ("stems", "combined"):
+                    print(
+                        f"| ragdesk ({name}) | {r['chunks']:.0f} | {r['build_s']:.1f} | {r[name + '_p50_ms']:.2f} "
+                        f"({r[name + '_explain_p50_ms']:.2f} with explanations) | {r[name + '_p95_ms']:.2f} "
+                        f"({r[name + '_explain_p95_ms']:.2f}) | {reopen} | {r['incremental_s']:.2f} "
+                        f"| {r['peak_mb']:.0f} |"
+                    )
+            else:
+                print(
+                    f"| {engine} | {r['chunks']:.0f} | {r['build_s']:.1f} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} "
+                    f"| {reopen} | n/a (rebuild) | {r['peak_mb']:.0f} |"
+                )
+            sys.stdout.flush()
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
