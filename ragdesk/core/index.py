@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from .analyzers import Analyzer
 from .bm25 import contributions, idf_array, length_norms
@@ -31,16 +32,6 @@ class ForwardIndex:
         return len(self.row_ptr) - 1
 
 
-def _csr_gather(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the entries of `rows` in a CSR layout, and each row's length."""
-    lens = (ptr[rows + 1] - ptr[rows]).astype(np.int64)
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, np.int64), lens
-    starts = np.repeat(ptr[rows] - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-    return starts + np.arange(total, dtype=np.int64), lens
-
-
 @dataclass
 class TermIndex:
     """Term-major postings for one analyzer, with chunk lengths in that analyzer's tokens."""
@@ -51,7 +42,41 @@ class TermIndex:
     tfs: np.ndarray  # int32
     doc_len: np.ndarray  # int32, per chunk
     _ids: dict[str, int] | None = None
+    _avgdl: float | None = None
     _norm_cache: tuple[float, float, np.ndarray] | None = None
+    _bound_cache: tuple[float, float, np.ndarray] | None = None
+
+    def __post_init__(self) -> None:
+        self.indptr = np.asarray(self.indptr)  # plain views of the memory maps: cheap scalar access
+        self.docs, self.tfs, self.doc_len = np.asarray(self.docs), np.asarray(self.tfs), np.asarray(self.doc_len)
+
+    def upper_bound(self, term_id: int, idf_t: float, k1: float, b: float) -> float:
+        """No chunk gets more than this from the term (exact maximum, computed once per k1 and b)."""
+        return idf_t * self.max_tf_weights(k1, b)[term_id]
+
+    def max_tf_weights(self, k1: float, b: float) -> np.ndarray:
+        """Per term, the largest f·(k1+1)/(f + norm) over its postings, for the last (k1, b) asked."""
+        cached = self._bound_cache
+        if cached is None or cached[0] != k1 or cached[1] != b:
+            norms = self.norms(k1, b)
+            out = np.zeros(len(self.indptr) - 1)
+            starts = np.asarray(self.indptr[:-1])
+            nonempty = np.flatnonzero(np.diff(self.indptr) > 0)
+            step = 1 << 22  # postings per slice: bounded temporary memory
+            lo = 0
+            while lo < len(nonempty):
+                hi = int(np.searchsorted(starts[nonempty], starts[nonempty[lo]] + step, side="left"))
+                hi = max(hi, lo + 1)
+                terms = nonempty[lo:hi]
+                p0, p1 = int(starts[terms[0]]), int(self.indptr[terms[-1] + 1])
+                f = self.tfs[p0:p1].astype(np.float64)
+                w = f * (k1 + 1.0) / (f + norms[self.docs[p0:p1]])
+                out[terms] = np.maximum.reduceat(w, starts[terms] - p0)
+                lo = hi
+            # A hair of headroom so float rounding in a sum can never make the bound too tight.
+            cached = (k1, b, out * (1.0 + 1e-9))
+            self._bound_cache = cached
+        return cached[2]
 
     @property
     def n_docs(self) -> int:
@@ -59,7 +84,9 @@ class TermIndex:
 
     @property
     def avgdl(self) -> float:
-        return float(self.doc_len.sum()) / self.n_docs if self.n_docs else 0.0
+        if self._avgdl is None:
+            self._avgdl = float(self.doc_len.sum()) / self.n_docs if self.n_docs else 0.0
+        return self._avgdl
 
     @property
     def ids(self) -> dict[str, int]:
@@ -90,22 +117,89 @@ class TermIndex:
             self._norm_cache = cached
         return cached[2]
 
-    def scores(self, term_ids: list[int], k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-        """BM25 scores of every chunk containing at least one term: (chunk ids, scores)."""
-        n = self.n_docs
-        if not term_ids or n == 0:
-            return np.zeros(0, np.int64), np.zeros(0)
-        norms = self.norms(k1, b)
-        dfs = np.array([self.df(t) for t in term_ids], dtype=np.float64)
-        idfs = idf_array(n, dfs)
-        acc = np.zeros(n)
-        touched = np.zeros(n, dtype=bool)
-        for t, idf_t in zip(term_ids, idfs):
-            docs, tfs = self.postings(t)
-            acc[docs] += contributions(float(idf_t), tfs.astype(np.float64), norms[docs], k1)
-            touched[docs] = True
-        hit = np.flatnonzero(touched)
-        return hit, acc[hit]
+
+@dataclass(frozen=True)
+class QueryTermRef:
+    """One term of a query in one index, with the weight of that index in the score."""
+
+    index: TermIndex
+    term_id: int
+    weight: float = 1.0
+
+
+def _ordered(terms: list[QueryTermRef], k1: float, b: float) -> list[tuple[QueryTermRef, float, float]]:
+    """(term, idf, weighted upper bound), best upper bound first: the order every score is summed in."""
+    out = []
+    for t in terms:
+        idf_t = float(idf_array(t.index.n_docs, np.float64(t.index.df(t.term_id))))
+        out.append((t, idf_t, t.weight * t.index.upper_bound(t.term_id, idf_t, k1, b)))
+    out.sort(key=lambda x: -x[2])
+    return out
+
+
+def _add(acc: np.ndarray, t: QueryTermRef, idf_t: float, k1: float, b: float) -> None:
+    docs, tfs = t.index.postings(t.term_id)
+    acc[docs] += t.weight * contributions(idf_t, tfs.astype(np.float64), t.index.norms(k1, b)[docs], k1)
+
+
+def score_all(terms: list[QueryTermRef], n_docs: int, k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted BM25 scores of every chunk matching any term: (chunk ids ascending, scores)."""
+    acc = np.zeros(n_docs)
+    for t, idf_t, _ in _ordered(terms, k1, b):
+        _add(acc, t, idf_t, k1, b)
+    hit = np.flatnonzero(acc)  # every contribution is > 0, so matching chunks are exactly the non-zeros
+    return hit, acc[hit]
+
+
+PRUNE_MIN_POSTINGS = 2000
+
+
+def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exact top k of `score_all`, touching far fewer postings (MaxScore-style pruning).
+
+    Terms are added best upper bound first. Once the k-th best partial score exceeds what all
+    remaining terms could still add, no untouched chunk can reach the top k: the remaining
+    terms are only looked up for the chunks that still can (binary search in their postings).
+    Additions happen in the same order as in `score_all`, so the scores are the same floats.
+    """
+    ordered = _ordered(terms, k1, b)
+    acc = np.zeros(n_docs)
+    remaining = sum(ub for _, _, ub in ordered)
+    check_below = remaining  # after a failed check, wait until the bound has dropped by a third
+    added: list[np.ndarray] = []  # postings added so far: the touched chunks, cheaper than scanning acc
+    n_added = 0
+
+    def touched_chunks() -> np.ndarray:
+        return np.unique(np.concatenate(added)) if n_added < n_docs // 8 else np.flatnonzero(acc)
+
+    for i, (t, idf_t, ub) in enumerate(ordered):
+        if i and k > 0 and remaining <= check_below and t.index.df(t.term_id) >= PRUNE_MIN_POSTINGS:
+            check_below = remaining * 0.67
+            touched = touched_chunks()
+            if len(touched) >= k:
+                part = acc[touched]
+                theta = np.partition(part, len(part) - k)[len(part) - k]
+                if remaining < theta:
+                    cand = touched[part + remaining >= theta]
+                    for t2, idf2, ub2 in ordered[i:]:
+                        docs, tfs = t2.index.postings(t2.term_id)
+                        if len(cand) * 16 < len(docs):  # a binary search per candidate is cheaper
+                            pos = np.minimum(np.searchsorted(docs, cand), len(docs) - 1)
+                            found = docs[pos] == cand
+                            sel = cand[found]
+                            f = tfs[pos[found]].astype(np.float64)
+                            acc[sel] += t2.weight * contributions(idf2, f, t2.index.norms(k1, b)[sel], k1)
+                        else:
+                            _add(acc, t2, idf2, k1, b)
+                        remaining -= ub2
+                        cand = cand[acc[cand] + remaining >= theta]
+                    return top_k(cand, acc[cand], k)
+        _add(acc, t, idf_t, k1, b)
+        added.append(t.index.postings(t.term_id)[0])
+        n_added += len(added[-1])
+        remaining -= ub
+    hit = touched_chunks() if added else np.zeros(0, np.int64)
+    return top_k(hit, acc[hit], k)
 
 
 def top_k(doc_ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -142,26 +236,26 @@ def build_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.
 
 
 def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
-    """Build one analyzer's term-major index from the word-level forward index."""
+    """Build one analyzer's term-major index from the word-level forward index.
+
+    It is a sparse product: (chunks x words counts) @ (words x terms multiplicities), then
+    transposed to term-major. scipy does both in compiled code without per-posting Python work.
+    """
     terms, mptr, mids, mmult = build_word_map(forward.vocab, analyzer)
-    n = forward.n_chunks
-    chunk_of = np.repeat(np.arange(n, dtype=np.int32), np.diff(forward.row_ptr))
-    idx, lens = _csr_gather(mptr, forward.word_ids.astype(np.int64))
-    t_ids = mids[idx]
-    t_docs = np.repeat(chunk_of, lens)
-    t_tfs = np.repeat(forward.counts, lens) * mmult[idx]
-    doc_len = np.bincount(t_docs, weights=t_tfs, minlength=n).astype(np.int32)
-    # Sort by (term, chunk); chunk order is already ascending, so a stable sort by term suffices.
-    order = np.argsort(t_ids, kind="stable")
-    t_ids, t_docs, t_tfs = t_ids[order], t_docs[order], t_tfs[order]
-    # Merge repeated (term, chunk) pairs (two words sharing a stem in one chunk).
-    if len(t_ids):
-        new = np.empty(len(t_ids), dtype=bool)
-        new[0] = True
-        new[1:] = (t_ids[1:] != t_ids[:-1]) | (t_docs[1:] != t_docs[:-1])
-        starts = np.flatnonzero(new)
-        t_tfs = np.add.reduceat(t_tfs, starts).astype(np.int32)
-        t_ids, t_docs = t_ids[starts], t_docs[starts]
-    indptr = np.zeros(len(terms) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(t_ids, minlength=len(terms)), out=indptr[1:])
-    return TermIndex(terms, indptr, t_docs.astype(np.int32), t_tfs.astype(np.int32), doc_len)
+    n, v = forward.n_chunks, len(forward.vocab)
+    counts = sparse.csr_matrix(
+        (np.asarray(forward.counts, dtype=np.int32), np.asarray(forward.word_ids), np.asarray(forward.row_ptr)),
+        shape=(n, v),
+    )
+    word_map = sparse.csr_matrix((mmult, mids, mptr), shape=(v, len(terms)))
+    by_term = (counts @ word_map).tocsc()
+    by_term.sort_indices()
+    tokens_per_word = np.asarray(word_map.sum(axis=1), dtype=np.int64).ravel()
+    doc_len = (counts @ tokens_per_word).astype(np.int32) if n else np.zeros(0, np.int32)
+    return TermIndex(
+        terms,
+        by_term.indptr.astype(np.int64),
+        by_term.indices.astype(np.int32),
+        by_term.data.astype(np.int32),
+        doc_len,
+    )

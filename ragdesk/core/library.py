@@ -23,7 +23,7 @@ from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import Chunk, ChunkOptions, context_text, note_title
 from .explain import TermRow, term_row
-from .index import ForwardIndex, TermIndex, derive_term_index, top_k
+from .index import ForwardIndex, QueryTermRef, TermIndex, derive_term_index, score_all, search_top_k
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
 from .tokenize import BatchResult, NoteRecord, _Vocab, process_batch
 
@@ -294,18 +294,9 @@ class Library:
             parts.append(_Part(cfg, weight, ti, qterms))
         return parts
 
-    def _scores(self, parts: list[_Part], k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, scores) of every matching chunk: the weighted sum of the parts' BM25 scores."""
-        if len(parts) == 1 and parts[0].weight == 1.0:
-            return parts[0].index.scores(parts[0].present, k1, b)
-        acc = np.zeros(self.n_chunks)
-        touched = np.zeros(self.n_chunks, dtype=bool)
-        for p in parts:
-            docs, scores = p.index.scores(p.present, k1, b)
-            acc[docs] += p.weight * scores
-            touched[docs] = True
-        hit = np.flatnonzero(touched)
-        return hit, acc[hit]
+    @staticmethod
+    def _refs(parts: list[_Part]) -> list[QueryTermRef]:
+        return [QueryTermRef(p.index, tid, p.weight) for p in parts for tid in p.present]
 
     def search(
         self,
@@ -328,7 +319,7 @@ class Library:
             reason = "none of the query terms occur in the notes"
         elif len(main.present) < len(main.qterms):
             reason = "not in the notes: " + ", ".join(t for t, _, tid in main.qterms if tid is None)
-        docs, scores = top_k(*self._scores(parts, k1, b), k)
+        docs, scores = search_top_k(self._refs(parts), self.n_chunks, k1, b, k)
         hits = []
         for rank, (doc, score) in enumerate(zip(docs.tolist(), scores.tolist()), start=1):
             c = self.chunk(doc)
@@ -344,7 +335,7 @@ class Library:
         self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
     ) -> int | None:
         """1-based rank of a chunk for `query` under `analyzer` (None when it does not match)."""
-        docs, scores = self._scores(self._prepare(query, analyzer), k1, b)
+        docs, scores = score_all(self._refs(self._prepare(query, analyzer)), self.n_chunks, k1, b)
         where = np.flatnonzero(docs == chunk_id)
         if not len(where):
             return None
@@ -401,7 +392,12 @@ class _Part:
 def _save_term_index(folder: Path, ti: TermIndex) -> None:
     files = store.write_arrays(
         folder,
-        {"indptr": ti.indptr, "docs": ti.docs, "tfs": ti.tfs, "doc_len": ti.doc_len},
+        {
+            "indptr": ti.indptr,
+            "docs": ti.docs,
+            "tfs": ti.tfs,
+            "doc_len": ti.doc_len,
+        },
         {"terms": "\n".join(ti.terms).encode("utf-8")},
     )
     store.write_json(folder / store.MANIFEST, {"format": store.FORMAT_VERSION, "files": files})

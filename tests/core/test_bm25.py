@@ -100,3 +100,42 @@ def test_scores_change_with_k1_b_without_rebuild(tmp_path: Path) -> None:
     r2 = lib.search("apple", AnalyzerConfig("words"), k1=2.0, b=0.0)
     assert r1.hits[0].score != r2.hits[0].score
     assert lib.generation == gen
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n_docs=st.integers(1, 300),
+    k=st.integers(1, 15),
+    n_query=st.integers(1, 6),
+    weights=st.sampled_from([(1.0,), (1.0, 0.3)]),
+)
+def test_pruned_top_k_equals_exhaustive(seed: int, n_docs: int, k: int, n_query: int, weights: tuple) -> None:
+    """MaxScore pruning returns exactly the exhaustive top k: same chunks, same float scores, same order."""
+    import numpy as np
+
+    import ragdesk.core.index as index_mod
+    from ragdesk.core.index import QueryTermRef, TermIndex, score_all, search_top_k, top_k
+
+    rng = np.random.default_rng(seed)
+    indexes = []
+    for _ in weights:
+        n_terms = 12
+        lens = rng.integers(1, 60, n_docs).astype(np.int32)
+        docs_per_term = [np.sort(rng.choice(n_docs, size=rng.integers(1, n_docs + 1), replace=False))
+                         for _ in range(n_terms)]
+        indptr = np.concatenate(([0], np.cumsum([len(d) for d in docs_per_term]))).astype(np.int64)
+        docs = np.concatenate(docs_per_term).astype(np.int32)
+        tfs = rng.integers(1, 6, len(docs)).astype(np.int32)
+        indexes.append(TermIndex([f"t{i}" for i in range(n_terms)], indptr, docs, tfs, lens))
+    refs = [QueryTermRef(ti, int(t), w) for ti, w in zip(indexes, weights)
+            for t in rng.choice(12, size=n_query, replace=False)]
+    old = index_mod.PRUNE_MIN_POSTINGS
+    index_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
+    try:
+        got_docs, got_scores = search_top_k(refs, n_docs, 1.2, 0.75, k)
+    finally:
+        index_mod.PRUNE_MIN_POSTINGS = old
+    want_docs, want_scores = top_k(*score_all(refs, n_docs, 1.2, 0.75), k)
+    assert got_docs.tolist() == want_docs.tolist()
+    assert got_scores.tolist() == want_scores.tolist()
