@@ -9,6 +9,7 @@ the corpus is tokenized once whatever the analyzer.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -213,13 +214,17 @@ def top_k(doc_ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, 
 
 
 def build_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """For each word id, the analyzer's term ids (CSR) with multiplicities: (terms, ptr, ids, mult)."""
+    """For each word id, the analyzer's term ids (CSR) with multiplicities: (terms, ptr, ids, mult).
+
+    Built in `array` buffers rather than lists: turning a list of millions of ints into numpy
+    holds the GIL for a long time (a visible stall in the window); a buffer converts for free.
+    """
     term_ids: dict[str, int] = {}
-    ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    ids: list[int] = []
-    mult: list[int] = []
+    ptr = array("q", [0])
+    ids = array("i")
+    mult = array("i")
     terms_of = analyzer._terms_of_word  # no memo: each word is seen once here
-    for i, word in enumerate(vocab):
+    for word in vocab:
         terms = terms_of(word)
         if len(terms) == 1:
             ids.append(term_ids.setdefault(terms[0], len(term_ids)))
@@ -231,8 +236,14 @@ def build_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.
                 counts[tid] = counts.get(tid, 0) + 1
             ids.extend(counts)
             mult.extend(counts.values())
-        ptr[i + 1] = len(ids)
-    return list(term_ids), ptr, np.array(ids, dtype=np.int32), np.array(mult, dtype=np.int32)
+        ptr.append(len(ids))
+    as_np = [
+        np.frombuffer(a, dtype=np.int64 if a.typecode == "q" else np.int32)
+        if len(a)
+        else np.zeros(0, np.int64 if a.typecode == "q" else np.int32)
+        for a in (ptr, ids, mult)
+    ]
+    return list(term_ids), as_np[0], as_np[1], as_np[2]
 
 
 def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:

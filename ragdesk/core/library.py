@@ -157,8 +157,8 @@ class Library:
         self.generation = generation
         self.manifest = manifest
         self.settings = IndexSettings.from_json(manifest["settings"])
-        self.notes: list[NoteRecord] = [NoteRecord(**n) for n in manifest["notes"]]
-        self.skipped = [Skipped(**s) for s in manifest["skipped"]]
+        self.notes: list[NoteRecord] = [NoteRecord(**n) for n in store.read_jsonl(generation / "notes.jsonl")]
+        self.skipped = [Skipped(**s) for s in store.read_jsonl(generation / "skipped.jsonl")]
         self.built_at: float = manifest["built_at"]
         self.n_tokens: int = manifest["counts"]["tokens"]
         g = generation
@@ -668,10 +668,10 @@ def _assemble(
             "built_at": time.time(),
             "settings": settings.to_json(),
             "counts": {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())},
-            "notes": [vars(n) for n in notes],
-            "skipped": [vars(s) for s in skipped],
             "files": files_info,
         }
+        files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
+        files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
         store.write_json(gen / store.MANIFEST, manifest)
         store.publish(root, gen)
     except BaseException:

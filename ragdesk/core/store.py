@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 
@@ -91,6 +91,28 @@ def write_json(path: Path, data: Any) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> dict[str, int]:
+    """One JSON object per line. Encoding record by record lets other threads run in between
+    (one json.dumps of a large list holds the GIL for its whole run and stalls the window)."""
+    crc = 0
+    size = 0
+    with open(path, "wb") as fh:
+        for record in records:
+            line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            fh.write(line)
+            crc = zlib.crc32(line, crc)
+            size += len(line)
+    return {"size": size, "crc32": crc}
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh]
+    except (OSError, ValueError) as exc:
+        raise IndexDamaged(f"cannot read {path.name}: {exc}") from exc
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
