@@ -165,7 +165,11 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
     """
     ordered = _ordered(terms, k1, b)
     acc = np.zeros(n_docs)
-    remaining = sum(ub for _, _, ub in ordered)
+    # rest[i]: what terms i.. can still add at most; summed from the end so rest[-1] is exactly 0.
+    rest = [0.0] * (len(ordered) + 1)
+    for j in range(len(ordered) - 1, -1, -1):
+        rest[j] = rest[j + 1] + ordered[j][2]
+    remaining = rest[0]
     check_below = remaining  # after a failed check, wait until the bound has dropped by a third
     added: list[np.ndarray] = []  # postings added so far: the touched chunks, cheaper than scanning acc
     n_added = 0
@@ -173,16 +177,18 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
     def touched_chunks() -> np.ndarray:
         return np.unique(np.concatenate(added)) if n_added < n_docs // 8 else np.flatnonzero(acc)
 
-    for i, (t, idf_t, ub) in enumerate(ordered):
+    for i, (t, idf_t, _) in enumerate(ordered):
         if i and k > 0 and remaining <= check_below and t.index.df(t.term_id) >= PRUNE_MIN_POSTINGS:
             check_below = remaining * 0.67
             touched = touched_chunks()
             if len(touched) >= k:
                 part = acc[touched]
                 theta = np.partition(part, len(part) - k)[len(part) - k]
-                if remaining < theta:
-                    cand = touched[part + remaining >= theta]
-                    for t2, idf2, ub2 in ordered[i:]:
+                # Keep a candidate unless it is clearly below theta: slack only keeps more (safe).
+                floor = theta * (1.0 - 1e-9)
+                if remaining < floor:
+                    cand = touched[part + remaining >= floor]
+                    for j, (t2, idf2, _) in enumerate(ordered[i:], start=i):
                         docs, tfs = t2.index.postings(t2.term_id)
                         if len(cand) * 16 < len(docs):  # a binary search per candidate is cheaper
                             pos = np.minimum(np.searchsorted(docs, cand), len(docs) - 1)
@@ -192,13 +198,12 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
                             acc[sel] += t2.weight * contributions(idf2, f, t2.index.norms(k1, b)[sel], k1)
                         else:
                             _add(acc, t2, idf2, k1, b)
-                        remaining -= ub2
-                        cand = cand[acc[cand] + remaining >= theta]
+                        cand = cand[acc[cand] + rest[j + 1] >= floor]
                     return top_k(cand, acc[cand], k)
         _add(acc, t, idf_t, k1, b)
         added.append(t.index.postings(t.term_id)[0])
         n_added += len(added[-1])
-        remaining -= ub
+        remaining = rest[i + 1]
     hit = touched_chunks() if added else np.zeros(0, np.int64)
     return top_k(hit, acc[hit], k)
 

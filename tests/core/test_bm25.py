@@ -102,7 +102,7 @@ def test_scores_change_with_k1_b_without_rebuild(tmp_path: Path) -> None:
     assert lib.generation == gen
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     n_docs=st.integers(1, 300),
