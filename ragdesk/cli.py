@@ -412,15 +412,18 @@ def _run_gui(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ragdesk", description="Open the ragdesk window.")
     parser.add_argument("folder", nargs="?", help="notes folder to open (default: the last one, or the samples)")
     parser.add_argument("--index-dir", help="where the index lives")
+    parser.add_argument("--smoke-test", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.folder and not Path(args.folder).is_dir():
         print(f"ragdesk: error: notes folder not found: {args.folder}", file=sys.stderr)
         return 2
     try:
-        from .app.main import run
+        from .app.main import run, smoke_test
     except ImportError as exc:
         print(f"ragdesk: error: the window needs PySide6 ({exc})", file=sys.stderr)
         return 2
+    if args.smoke_test:
+        return smoke_test()
     return run(args.folder, args.index_dir)
 
 

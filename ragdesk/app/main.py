@@ -23,6 +23,41 @@ def initial_folder(requested: str | None, settings: AppSettings) -> str:
     return str(sample_notes_folder())
 
 
+def smoke_test() -> int:
+    """Open the sample notes in a throwaway profile, wait for the index and a query, and exit.
+
+    Proves a build (or a frozen bundle) starts and works end to end without touching user data.
+    """
+    import tempfile
+
+    from PySide6.QtCore import QTimer
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    with tempfile.TemporaryDirectory(prefix="ragdesk-smoke-") as tmp:
+        window = MainWindow(AppSettings(str(Path(tmp) / "settings.ini")), str(Path(tmp) / "index"))
+        outcome: dict[str, object] = {}
+
+        def on_results(result: object) -> None:
+            hits = getattr(result, "hits", [])
+            if hits and "hits" not in outcome:
+                outcome["hits"] = len(hits)
+                outcome["top"] = hits[0].path
+                app.quit()
+
+        window.results_shown.connect(on_results)
+        window.build_state_changed.connect(lambda state: state == "failed" and app.quit())
+        QTimer.singleShot(60_000, app.quit)
+        window.show()
+        window.open_folder(str(sample_notes_folder()))
+        app.exec()
+        window.close()
+    if "hits" not in outcome:
+        print("smoke test failed: no results from the sample notes", file=sys.stderr)
+        return 1
+    print(f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}")
+    return 0
+
+
 def run(folder: str | None = None, index_dir: str | None = None, settings_path: str | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("ragdesk")

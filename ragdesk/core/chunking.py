@@ -134,8 +134,8 @@ def _blocks(note: Note) -> list[_Block]:
     text = note.text
     blocks: list[_Block] = []
     trail: list[tuple[int, str]] = []
-    org = note.path.lower().endswith(".org")
-    pos = note.body_start
+    trail_t: tuple[str, ...] = ()
+    heading_re, heading_char = (_ORG_HEADING, "*") if note.path.lower().endswith(".org") else (_ATX, "#")
     para_start: int | None = None
     fence: str | None = None
     fence_start = 0
@@ -145,53 +145,37 @@ def _blocks(note: Note) -> list[_Block]:
         if para_start is not None:
             while end > para_start and text[end - 1].isspace():
                 end -= 1
-            n = len(_NONSPACE.findall(text, para_start, end))
+            n = len(text[para_start:end].split())
             if n:
-                blocks.append(_Block(para_start, end, n, tuple(t for _, t in trail)))
+                blocks.append(_Block(para_start, end, n, trail_t))
             para_start = None
 
-    while pos < len(text):
-        nl = text.find("\n", pos)
-        line_end = len(text) if nl < 0 else nl
-        nxt = len(text) if nl < 0 else nl + 1
-        line = text[pos:line_end]
+    pos = note.body_start
+    for line in text[pos:].split("\n"):
+        line_end = pos + len(line)
+        stripped = line.lstrip()
         if fence is not None:
-            if line.strip().startswith(fence):
-                blocks.append(
-                    _Block(
-                        fence_start,
-                        line_end,
-                        len(_NONSPACE.findall(text, fence_start, line_end)),
-                        tuple(t for _, t in trail),
-                    )
-                )
+            if stripped.startswith(fence):
+                blocks.append(_Block(fence_start, line_end, len(text[fence_start:line_end].split()), trail_t))
                 fence = None
-            pos = nxt
-            continue
-        fm = _FENCE.match(line)
-        if fm:
+        elif stripped[:1] in ("`", "~") and len(line) - len(stripped) <= 3 and (fm := _FENCE.match(line)):
             close_para(pos)
             fence, fence_start = fm.group(1)[:3], pos
-            pos = nxt
-            continue
-        hm = (_ORG_HEADING if org else _ATX).match(line)
-        if hm:
+        elif line[:1] == heading_char and (hm := heading_re.match(line)):
             close_para(pos)
             level = len(hm.group(1))
-            title = hm.group(2).strip()
             while trail and trail[-1][0] >= level:
                 trail.pop()
-            trail.append((level, title))
-            blocks.append(_Block(pos, line_end, len(_NONSPACE.findall(line)), tuple(t for _, t in trail), True))
-        elif not line.strip():
+            trail.append((level, hm.group(2).strip()))
+            trail_t = tuple(t for _, t in trail)
+            blocks.append(_Block(pos, line_end, len(line.split()), trail_t, True))
+        elif not stripped:
             close_para(pos)
         elif para_start is None:
             para_start = pos
-        pos = nxt
+        pos = line_end + 1
     if fence is not None:  # unclosed fence: keep it as a block to the end
-        blocks.append(
-            _Block(fence_start, len(text), len(_NONSPACE.findall(text, fence_start)), tuple(t for _, t in trail))
-        )
+        blocks.append(_Block(fence_start, len(text), len(text[fence_start:].split()), trail_t))
     close_para(len(text))
     return blocks
 

@@ -55,6 +55,11 @@ class TermIndex:
         """No chunk gets more than this from the term (exact maximum, computed once per k1 and b)."""
         return idf_t * self.max_tf_weights(k1, b)[term_id]
 
+    def seed_bounds(self, k1: float, b: float, bounds: np.ndarray) -> None:
+        """Use stored `max_tf_weights(k1, b)` instead of computing them again."""
+        if len(bounds) == len(self.indptr) - 1:
+            self._bound_cache = (k1, b, bounds)
+
     def max_tf_weights(self, k1: float, b: float) -> np.ndarray:
         """Per term, the largest f·(k1+1)/(f + norm) over its postings, for the last (k1, b) asked."""
         cached = self._bound_cache

@@ -31,6 +31,7 @@ ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, ch
 CancelFn = Callable[[], bool]
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+PARALLEL_DERIVE_POSTINGS = 2_000_000
 BATCH_BYTES = 1024 * 1024
 BATCH_FILES = 400
 
@@ -238,14 +239,7 @@ class Library:
     # ---- indexes ---------------------------------------------------------------------------
     def forward(self) -> ForwardIndex:
         if self._forward is None:
-            g = self.generation
-            vocab = store.load_blob(g, "vocab").decode("utf-8")
-            self._forward = ForwardIndex(
-                vocab.split("\n") if vocab else [],
-                store.load_array(g, "fwd_ptr"),
-                store.load_array(g, "fwd_ids"),
-                store.load_array(g, "fwd_counts"),
-            )
+            self._forward = _load_forward(self.generation)
         return self._forward
 
     def analyzer(self, config: AnalyzerConfig) -> Analyzer:
@@ -269,15 +263,29 @@ class Library:
                 ti = None
         if ti is None:
             ti = derive_term_index(self.forward(), self.analyzer(config))
-            try:
-                store.publish_subdir(self.generation, f"terms-{key}", lambda d: _save_term_index(d, ti))
-            except OSError:
-                pass  # a read-only cache still searches, it just derives again next time
+            _publish_term_index(self.generation, key, ti)
         self._terms[key] = ti
         return ti
 
-    def warm(self, config: AnalyzerConfig) -> None:
-        """Load or derive every index `config` needs (done by the worker, before the first query)."""
+    def warm(self, config: AnalyzerConfig, workers: int | None = None) -> None:
+        """Load or derive every index `config` needs (done by the worker, before the first query).
+
+        On a large folder, missing indexes are derived side by side in worker processes that read
+        the forward index from disk and publish their result; this process then maps them.
+        """
+        missing = [
+            cfg
+            for cfg, _ in config.parts()
+            if cfg.key not in self._terms and not (self.generation / f"terms-{cfg.key}").is_dir()
+        ]
+        n_workers = min(len(missing), workers if workers is not None else (os.cpu_count() or 1))
+        if n_workers > 1 and len(self.forward().word_ids) >= PARALLEL_DERIVE_POSTINGS:
+            try:
+                with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn")) as pool:
+                    for fut in [pool.submit(_derive_and_publish, str(self.generation), cfg) for cfg in missing]:
+                        fut.result()
+            except (BrokenProcessPool, OSError):
+                pass  # derive here instead, below
         for cfg, _ in config.parts():
             self.term_index(cfg)
 
@@ -389,6 +397,29 @@ class _Part:
         return [tid for _, _, tid in self.qterms if tid is not None]
 
 
+def _load_forward(generation: Path) -> ForwardIndex:
+    vocab = store.load_blob(generation, "vocab").decode("utf-8")
+    return ForwardIndex(
+        vocab.split("\n") if vocab else [],
+        store.load_array(generation, "fwd_ptr"),
+        store.load_array(generation, "fwd_ids"),
+        store.load_array(generation, "fwd_counts"),
+    )
+
+
+def _publish_term_index(generation: Path, key: str, ti: TermIndex) -> None:
+    try:
+        store.publish_subdir(generation, f"terms-{key}", lambda d: _save_term_index(d, ti))
+    except OSError:
+        pass  # a read-only cache still searches, it just derives again next time
+
+
+def _derive_and_publish(generation: str, config: AnalyzerConfig) -> None:
+    """Worker process: derive one analyzer's index from the stored forward index and publish it."""
+    gen = Path(generation)
+    _publish_term_index(gen, config.key, derive_term_index(_load_forward(gen), Analyzer(config)))
+
+
 def _save_term_index(folder: Path, ti: TermIndex) -> None:
     files = store.write_arrays(
         folder,
@@ -397,6 +428,8 @@ def _save_term_index(folder: Path, ti: TermIndex) -> None:
             "docs": ti.docs,
             "tfs": ti.tfs,
             "doc_len": ti.doc_len,
+            # score bounds for the default k1 and b, so a reopened index prunes from the first query
+            "bounds": ti.max_tf_weights(DEFAULT_K1, DEFAULT_B),
         },
         {"terms": "\n".join(ti.terms).encode("utf-8")},
     )
@@ -407,13 +440,15 @@ def _load_term_index(folder: Path) -> TermIndex:
     manifest = store.read_manifest(folder)
     store.check_files(folder, manifest["files"])
     terms = store.load_blob(folder, "terms").decode("utf-8")
-    return TermIndex(
+    ti = TermIndex(
         terms.split("\n") if terms else [],
         store.load_array(folder, "indptr"),
         store.load_array(folder, "docs"),
         store.load_array(folder, "tfs"),
         store.load_array(folder, "doc_len"),
     )
+    ti.seed_bounds(DEFAULT_K1, DEFAULT_B, store.load_array(folder, "bounds"))
+    return ti
 
 
 # ---- building ---------------------------------------------------------------------------------

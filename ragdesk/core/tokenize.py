@@ -62,7 +62,7 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
     spans: list[tuple[int, int]] = []
     lines: list[tuple[int, int]] = []
     token_ids: list[int] = []
-    token_chunk: list[int] = []
+    chunk_tokens: list[int] = []  # tokens per chunk
     n_chunk = 0
     for f in files:
         try:
@@ -87,9 +87,8 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
             words = word_tokens(c.text)
             if options.indexes_context:
                 words = word_tokens(context_text(title, c.heading)) + words
-            ids = list(map(vocab.__getitem__, words))
-            token_ids.extend(ids)
-            token_chunk.extend([n_chunk] * len(ids))
+            token_ids.extend(map(vocab.__getitem__, words))
+            chunk_tokens.append(len(words))
             spans.append((c.start, c.end))
             lines.append((c.start_line, c.end_line))
             out.headings.append(c.heading)
@@ -100,7 +99,8 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
         out.spans = np.array(spans, dtype=np.int32)
         out.lines = np.array(lines, dtype=np.int32)
     v = max(len(vocab), 1)
-    keys = np.array(token_chunk, dtype=np.int64) * v + np.array(token_ids, dtype=np.int64)
+    token_chunk = np.repeat(np.arange(n_chunk, dtype=np.int64), np.array(chunk_tokens, dtype=np.int64))
+    keys = token_chunk * v + np.array(token_ids, dtype=np.int64)
     uniq, counts = np.unique(keys, return_counts=True)
     out.row_len = np.bincount(uniq // v, minlength=n_chunk).astype(np.int64)
     out.word_ids = (uniq % v).astype(np.int32)

@@ -61,10 +61,14 @@ def main() -> int:
         window.close()
     gaps.sort()
     print(f"folder: {folder}")
-    print(f"indexed {len(lib.notes) if lib else 0} notes, {lib.n_chunks if lib else 0} chunks in {elapsed:.1f} s "
-          "(includes deriving the default analyzer's indexes)")
-    print(f"event-loop gaps: {len(gaps)} ticks, median {gaps[len(gaps) // 2]:.0f} ms, "
-          f"p99 {gaps[int(len(gaps) * 0.99)]:.0f} ms, longest stall {gaps[-1]:.0f} ms (goal < 50 ms)")
+    print(
+        f"indexed {len(lib.notes) if lib else 0} notes, {lib.n_chunks if lib else 0} chunks in {elapsed:.1f} s "
+        "(includes deriving the default analyzer's indexes)"
+    )
+    print(
+        f"event-loop gaps: {len(gaps)} ticks, median {gaps[len(gaps) // 2]:.0f} ms, "
+        f"p99 {gaps[int(len(gaps) * 0.99)]:.0f} ms, longest stall {gaps[-1]:.0f} ms (goal < 50 ms)"
+    )
     return 0
 
 

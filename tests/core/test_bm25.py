@@ -122,14 +122,18 @@ def test_pruned_top_k_equals_exhaustive(seed: int, n_docs: int, k: int, n_query:
     for _ in weights:
         n_terms = 12
         lens = rng.integers(1, 60, n_docs).astype(np.int32)
-        docs_per_term = [np.sort(rng.choice(n_docs, size=rng.integers(1, n_docs + 1), replace=False))
-                         for _ in range(n_terms)]
+        docs_per_term = [
+            np.sort(rng.choice(n_docs, size=rng.integers(1, n_docs + 1), replace=False)) for _ in range(n_terms)
+        ]
         indptr = np.concatenate(([0], np.cumsum([len(d) for d in docs_per_term]))).astype(np.int64)
         docs = np.concatenate(docs_per_term).astype(np.int32)
         tfs = rng.integers(1, 6, len(docs)).astype(np.int32)
         indexes.append(TermIndex([f"t{i}" for i in range(n_terms)], indptr, docs, tfs, lens))
-    refs = [QueryTermRef(ti, int(t), w) for ti, w in zip(indexes, weights)
-            for t in rng.choice(12, size=n_query, replace=False)]
+    refs = [
+        QueryTermRef(ti, int(t), w)
+        for ti, w in zip(indexes, weights)
+        for t in rng.choice(12, size=n_query, replace=False)
+    ]
     old = index_mod.PRUNE_MIN_POSTINGS
     index_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
     try:

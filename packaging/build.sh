@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Build the one-folder Linux bundle (dist/ragdesk/) from a clean clone, then prove it starts.
+#   bash packaging/build.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+venv="$root/build/venv"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q "$root" "pyinstaller>=6"
+cd packaging
+"$venv/bin/pyinstaller" --noconfirm --clean --distpath "$root/dist" --workpath "$root/build/pyinstaller" ragdesk.spec
+cd "$root"
+bundle="$root/dist/ragdesk/ragdesk"
+"$bundle" --version
+QT_QPA_PLATFORM=offscreen "$bundle" --smoke-test
+echo "built $bundle"
