@@ -50,6 +50,7 @@ from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog, SkippedDia
 from .models import BreakdownModel, HitRole, ResultsModel, highlighted_html, term_color
 from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
+from .watcher import FolderWatcher
 from .workers import BuildOutcome, BuildRequest, Engine, SearchOutcome, SearchRequest
 
 SEARCH_DEBOUNCE_MS = 180
@@ -88,6 +89,8 @@ class MainWindow(QMainWindow):
         self.pinned: Hit | None = None
         self.prompt: Prompt | None = None
         self._pending_build: BuildRequest | None = None
+        self.watcher = FolderWatcher(self)
+        self.watcher.folder_changed.connect(self._on_folder_changed)
         self.setWindowTitle("ragdesk")
         self.setWindowIcon(app_icon())
         self._build_ui()
@@ -416,6 +419,7 @@ class MainWindow(QMainWindow):
             self._show_error(f"The folder {folder} does not exist or cannot be read.")
             return
         self.folder = str(path.resolve())
+        self.watcher.clear()
         self.settings.remember_folder(self.folder)
         self._refresh_recent_menu()
         self.setWindowTitle(f"ragdesk — {path.name}")
@@ -453,6 +457,10 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Indexing…")
         self.build_state_changed.emit("building")
         self.engine.build(request)
+
+    def _on_folder_changed(self) -> None:
+        self.statusBar().showMessage("Notes changed on disk: updating the index…", 3000)
+        self.refresh()
 
     def cancel_build(self) -> None:
         self._pending_build = None
@@ -512,6 +520,8 @@ class MainWindow(QMainWindow):
     def _use_library(self, library: Library) -> None:
         self.library = library
         self.engine.set_library(library)
+        if self.folder is not None:
+            self.watcher.watch(self.folder, [n.path for n in library.notes])
         n_skip = sum(1 for s in library.skipped if not s.loaded)
         n_dec = len(library.skipped) - n_skip
         built = time.strftime("%Y-%m-%d %H:%M", time.localtime(library.built_at))

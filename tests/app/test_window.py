@@ -133,12 +133,26 @@ def test_skipped_files_listed(window: MainWindow) -> None:
     assert [s.path for s in window.library.skipped] == ["bin.md"]
 
 
-def test_cancel_keeps_previous_index(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_keeps_previous_index(window: MainWindow, notes: Path, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    import ragdesk.app.workers as workers
+
     before = window.library
+    window.watcher.enabled = False  # this test drives refreshes itself
+    gate = threading.Event()
+    real_build = workers.build_index
+
+    def gated_build(*args, **kwargs):  # type: ignore[no-untyped-def]
+        gate.wait(10)  # hold the build until the user has pressed Cancel
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(workers, "build_index", gated_build)
     (notes / "new.md").write_text("# New\n\nzebra crossing\n", encoding="utf-8")
     with qtbot.waitSignal(window.build_state_changed, timeout=10000, check_params_cb=lambda s: s != "building") as st:
         window.refresh()
-        window.cancel_build()
+        qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+        gate.set()
     assert st.args[0] == "cancelled"
     assert window.library is before
     assert "cancelled" in window.statusBar().currentMessage()
@@ -194,3 +208,12 @@ def test_results_model_passes_modeltester(window: MainWindow, qtbot, qtmodeltest
     search(qtbot, window, "rebase history")
     qtmodeltester.check(window.results_model)
     qtmodeltester.check(window.breakdown_model)
+
+
+def test_changes_on_disk_refresh_automatically(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    assert window.watcher.watched_count() >= 4  # the folder, its sub-folder and the note files
+    with qtbot.waitSignal(window.library_loaded, timeout=15000):
+        (notes / "cs" / "nova.md").write_text("# Nová\n\nzirafa na prochazce\n", encoding="utf-8")
+        (notes / "git.md").write_text("# Git\n\nRebase was rewritten entirely.\n", encoding="utf-8")
+    assert search(qtbot, window, "zirafa").hits[0].path == "cs/nova.md"
+    assert "rewritten entirely" in search(qtbot, window, "rewritten").hits[0].text
