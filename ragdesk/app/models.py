@@ -180,8 +180,9 @@ class BreakdownModel(QAbstractTableModel):
         self.score = 0.0
 
     def set_rows(self, rows: list[TermRow]) -> None:
+        """Biggest contribution first; terms that contributed nothing (absent, not in index) last."""
         self.beginResetModel()
-        self.rows = list(rows)
+        self.rows = sorted(rows, key=lambda r: -r.contribution)  # stable: query order among equals
         self.score = sum(r.contribution for r in rows)
         self.endResetModel()
 

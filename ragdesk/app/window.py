@@ -573,7 +573,8 @@ class MainWindow(QMainWindow):
         result = outcome.result
         self.results_model.set_result(result, outcome.highlights, outcome.stale)
         if result.hits:
-            self.empty_label.setVisible(self.empty_label.text().startswith("Welcome"))
+            welcome = self.empty_label.text().startswith("Welcome") and result.query == WELCOME_QUERY
+            self.empty_label.setVisible(welcome)
         else:
             reason = result.reason or "no chunk matches"
             self.empty_label.setText(

@@ -362,13 +362,23 @@ class Library:
         return self._rows(self._prepare(query, analyzer or AnalyzerConfig()), chunk_id, k1, b)
 
     def highlight_spans(self, text: str, query: str, analyzer: AnalyzerConfig) -> list[tuple[int, int, str]]:
-        """(start, end, term) of the words in `text` that match a query term (for highlighting)."""
-        spans = []
+        """(start, end, term) of the words in `text` that match the query (for highlighting).
+
+        A word matches through trigrams only when at least half of its trigrams are query trigrams,
+        so a shared "_co" does not light up every word that starts like the query.
+        """
+        spans: dict[tuple[int, int], str] = {}
         for cfg, _ in analyzer.parts():
             a = self.analyzer(cfg)
             terms = {t for t, _ in a.query_terms(query)}
-            spans += [(t.start, t.end, t.term) for t in a.tokens(text) if t.term in terms]
-        return sorted(spans)
+            by_word: dict[tuple[int, int], list[str]] = {}
+            for t in a.tokens(text):
+                by_word.setdefault((t.start, t.end), []).append(t.term)
+            for span, word_terms in by_word.items():
+                hits = [t for t in word_terms if t in terms]
+                if hits and (cfg.name != "trigrams" or 2 * len(hits) >= len(word_terms)):
+                    spans.setdefault(span, hits[0])
+        return sorted((s, e, term) for (s, e), term in spans.items())
 
     @staticmethod
     def _rows(parts: list[_Part], doc: int, k1: float, b: float) -> list[TermRow]:

@@ -190,3 +190,12 @@ def test_parallel_build_equals_serial(tmp_path: Path) -> None:
     ser, _ = build_index(folder, tmp_path / "s", workers=1)
     assert _stats(par, "words") == _stats(ser, "words")
     shutil.rmtree(tmp_path / "p")
+
+
+def test_highlight_spans_by_analyzer(lib: Library) -> None:
+    text = "Clipped: Indukcí a commit, committed"
+    spans = lambda cfg: [(text[s:e], term) for s, e, term in lib.highlight_spans(text, "indukce commit", cfg)]  # noqa: E731
+    assert spans(AnalyzerConfig("words")) == [("commit", "commit")]
+    assert spans(AnalyzerConfig("stems")) == [("Indukcí", "induk"), ("commit", "commi"), ("committed", "commi")]
+    # combined: stems, plus words sharing at least half their trigrams with the query ("Clipped" shares none)
+    assert spans(AnalyzerConfig("combined")) == spans(AnalyzerConfig("stems"))
