@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.evaluate import evaluate_beir, load_beir
 from ragdesk.core.library import build_index
