@@ -60,7 +60,27 @@ def highlighted_html(text: str, spans: list[tuple[int, int, str]], limit: int | 
     return body
 
 
-class ResultsModel(QAbstractTableModel):
+class _TableModel(QAbstractTableModel):
+    """A flat table over a Python list: one row per item, columns named by COLUMNS."""
+
+    COLUMNS: tuple[str, ...] = ()
+
+    def _items(self) -> list[Any]:
+        raise NotImplementedError
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self._items())
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+
+class ResultsModel(_TableModel):
     """Ranked chunks: include-in-prompt checkbox, rank, score, source, snippet, contribution bar."""
 
     COLUMNS = ("Use", "#", "Score", "Note › heading", "Why (terms)", "Snippet")
@@ -96,16 +116,8 @@ class ResultsModel(QAbstractTableModel):
     def included_hits(self) -> list[Hit]:
         return [h for h in self.hits if h.chunk_id not in self.excluded]
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self.hits)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.COLUMNS[section]
-        return None
+    def _items(self) -> list[Any]:
+        return self.hits
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
@@ -168,7 +180,7 @@ class ResultsModel(QAbstractTableModel):
         return True
 
 
-class BreakdownModel(QAbstractTableModel):
+class BreakdownModel(_TableModel):
     """One hit's BM25 breakdown: a row per distinct query term (absent terms shown and marked)."""
 
     COLUMNS = ("Term", "From query words", "n_t", "idf", "f", "Contribution", "Share")
@@ -186,16 +198,8 @@ class BreakdownModel(QAbstractTableModel):
         self.score = sum(r.contribution for r in rows)
         self.endResetModel()
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.COLUMNS[section]
-        return None
+    def _items(self) -> list[Any]:
+        return self.rows
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):

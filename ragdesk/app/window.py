@@ -114,26 +114,16 @@ class MainWindow(QMainWindow):
         self.analyzer_combo.setObjectName("analyzerCombo")
         self.analyzer_combo.addItems(list(ANALYZERS))
         self.analyzer_combo.setToolTip(
-            "words: whole words · stems: first letters of each word (handles "
-            "inflection) · trigrams: 3-letter pieces (handles typos)"
+            "words: whole words · stems: first letters of each word (handles inflection) · "
+            "trigrams: 3-letter pieces (handles typos) · combined: stems + 0.3 × trigrams (default)"
         )
         bar.addWidget(self.analyzer_combo)
-        bar.addWidget(QLabel("  k1 "))
-        self.k1_spin = QDoubleSpinBox(self)
-        self.k1_spin.setObjectName("k1Spin")
-        self.k1_spin.setRange(0.0, 5.0)
-        self.k1_spin.setSingleStep(0.1)
-        self.k1_spin.setDecimals(2)
-        self.k1_spin.setToolTip("Term-frequency saturation: higher lets repeated words count more")
-        bar.addWidget(self.k1_spin)
-        bar.addWidget(QLabel("  b "))
-        self.b_spin = QDoubleSpinBox(self)
-        self.b_spin.setObjectName("bSpin")
-        self.b_spin.setRange(0.0, 1.0)
-        self.b_spin.setSingleStep(0.05)
-        self.b_spin.setDecimals(2)
-        self.b_spin.setToolTip("Length normalization: 0 ignores chunk length, 1 fully normalizes")
-        bar.addWidget(self.b_spin)
+        self.k1_spin = self._param_spin(
+            bar, "k1", "k1Spin", 5.0, 0.1, "Term-frequency saturation: higher lets repeated words count more"
+        )
+        self.b_spin = self._param_spin(
+            bar, "b", "bSpin", 1.0, 0.05, "Length normalization: 0 ignores chunk length, 1 fully normalizes"
+        )
         reset = QPushButton("Reset", self)
         reset.setObjectName("resetParamsButton")
         reset.setToolTip(f"Back to k1 = {DEFAULT_K1}, b = {DEFAULT_B}")
@@ -339,6 +329,17 @@ class MainWindow(QMainWindow):
         self.k_spin.valueChanged.connect(self._update_prompt)
         self.budget_spin.valueChanged.connect(self._update_prompt)
         self.order_combo.currentIndexChanged.connect(self._update_prompt)
+
+    def _param_spin(self, bar: QToolBar, label: str, name: str, top: float, step: float, tip: str) -> QDoubleSpinBox:
+        bar.addWidget(QLabel(f"  {label} "))
+        spin = QDoubleSpinBox(self)
+        spin.setObjectName(name)
+        spin.setRange(0.0, top)
+        spin.setSingleStep(step)
+        spin.setDecimals(2)
+        spin.setToolTip(tip)
+        bar.addWidget(spin)
+        return spin
 
     def _build_menus(self) -> None:
         def action(

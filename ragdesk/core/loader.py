@@ -10,7 +10,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -271,10 +271,3 @@ def load_notes(
         if progress is not None:
             progress(i + 1, len(files), f.path)
     return notes, skipped
-
-
-def iter_lines_offsets(text: str) -> Iterator[int]:
-    """Offsets at which each line of `text` starts."""
-    yield 0
-    for m in re.finditer("\n", text):
-        yield m.end()
