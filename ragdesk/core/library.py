@@ -688,7 +688,11 @@ def _assemble(
         skipped.sort(key=lambda s: s.path)
 
         def cat(name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
+            # In steps of a few hundred pieces: one np.concatenate of tens of thousands of small
+            # arrays holds the GIL long enough to stall the window's event loop.
             arrs = parts[name]
+            while len(arrs) > 256:
+                arrs = [np.concatenate(arrs[i : i + 256]) for i in range(0, len(arrs), 256)]
             return np.concatenate(arrs).astype(dtype) if arrs else np.zeros(shape, dtype)
 
         row_len = cat("row_len", np.int64)
