@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.library: Library | None = None
         self.engine = Engine(self)
         self.engine.builder.progress_changed.connect(self._on_progress_changed)
+        self.engine.builder.index_opened.connect(self._on_index_opened)
         self.engine.builder.index_built.connect(self._on_index_built)
         self.engine.builder.build_failed.connect(self._on_build_failed)
         self.engine.builder.build_cancelled.connect(self._on_build_cancelled)
@@ -414,7 +415,7 @@ class MainWindow(QMainWindow):
 
     # ---- folders and building -----------------------------------------------------------------
     def open_folder(self, folder: str) -> None:
-        """Open a notes folder: show its stored index at once (if any), then refresh it in the worker."""
+        """Open a notes folder: the worker shows its stored index at once (if any), then refreshes it."""
         path = Path(folder)
         if not path.is_dir():
             self._show_error(f"The folder {folder} does not exist or cannot be read.")
@@ -428,12 +429,6 @@ class MainWindow(QMainWindow):
         self.results_model.clear()
         self._show_selection(None)
         self._update_prompt()
-        try:
-            stored = Library.open(self.folder, self.index_dir)
-            if stored.settings == self.settings.index_settings():
-                self._use_library(stored)
-        except store.IndexDamaged:
-            pass
         is_samples = Path(self.folder) == sample_notes_folder().resolve()
         if is_samples and not self.search_field.text():
             self.empty_label.setText(
@@ -485,6 +480,11 @@ class MainWindow(QMainWindow):
                 self.refresh()
                 return True
         return False
+
+    def _on_index_opened(self, library: Library) -> None:
+        """The stored index, opened by the worker: search it at once while the refresh runs."""
+        if self.library is None and library.folder == Path(self.folder or ""):
+            self._use_library(library)
 
     def _on_index_built(self, outcome: BuildOutcome) -> None:
         queued = self._build_finished()

@@ -42,6 +42,7 @@ class BuildWorker(QObject):
     """Builds or refreshes an index; reports progress; honours cancel between batches."""
 
     progress_changed = Signal(int, int, int, str)  # files done, files total, chunks so far, current file
+    index_opened = Signal(object)  # the stored Library, usable at once while it is being refreshed
     index_built = Signal(object)  # BuildOutcome
     build_failed = Signal(str)
     build_cancelled = Signal()
@@ -78,6 +79,9 @@ class BuildWorker(QObject):
             previous = None
             try:
                 previous = Library.open(request.folder, request.index_dir)
+                if previous.settings == request.settings:
+                    previous.warm(request.analyzer)
+                    self.index_opened.emit(previous)
             except IndexDamaged as exc:
                 if "no index yet" not in str(exc):
                     damaged = str(exc)

@@ -219,3 +219,13 @@ def test_changes_on_disk_refresh_automatically(window: MainWindow, notes: Path, 
         (notes / "git.md").write_text("# Git\n\nRebase was rewritten entirely.\n", encoding="utf-8")
     assert search(qtbot, window, "zirafa").hits[0].path == "cs/nova.md"
     assert "rewritten entirely" in search(qtbot, window, "rewritten").hits[0].text
+
+
+def test_reopen_shows_stored_index(window: MainWindow, make_window, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    second = make_window()
+    with qtbot.waitSignal(second.library_loaded, timeout=15000) as loaded:
+        second.open_folder(str(notes))
+    assert loaded.args[0].generation == window.library.generation  # opened from disk, not rebuilt
+    qtbot.waitUntil(lambda: not second.engine.building, timeout=15000)
+    assert second.library.generation == window.library.generation  # nothing changed: no new generation
+    assert search(qtbot, second, "rebase").hits[0].path == "git.md"
