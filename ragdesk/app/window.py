@@ -522,7 +522,7 @@ class MainWindow(QMainWindow):
         self.library = library
         self.engine.set_library(library)
         if self.folder is not None:
-            self.watcher.watch(self.folder, [n.path for n in library.notes])
+            self.watcher.watch(self.folder, library.note_paths)
         n_skip = sum(1 for s in library.skipped if not s.loaded)
         n_dec = len(library.skipped) - n_skip
         built = time.strftime("%Y-%m-%d %H:%M", time.localtime(library.built_at))

@@ -7,20 +7,20 @@ previous index; the new one replaces it only when the build completes.
 
 from __future__ import annotations
 
-import gc
 import threading
-import time
 import traceback
 from dataclasses import dataclass, field
+from multiprocessing import get_context
+from queue import Empty
+from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.explain import TermRow
-from ..core.library import BuildCancelled, BuildReport, IndexSettings, Library, SearchResult, build_index
+from ..core.jobs import build_job
+from ..core.library import BuildReport, IndexSettings, Library, SearchResult
 from ..core.store import IndexDamaged
-
-PROGRESS_INTERVAL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,11 @@ class BuildOutcome:
 
 
 class BuildWorker(QObject):
-    """Builds or refreshes an index; reports progress; honours cancel between batches."""
+    """Runs each build in a child process (see core.jobs) and relays its progress and result.
+
+    The heavy Python work never shares the GIL with the GUI thread; this thread only waits on a
+    queue, checks for cancel, and finally maps the published index (a cheap, lazy open).
+    """
 
     progress_changed = Signal(int, int, int, str)  # files done, files total, chunks so far, current file
     index_opened = Signal(object)  # the stored Library, usable at once while it is being refreshed
@@ -50,7 +54,6 @@ class BuildWorker(QObject):
     def __init__(self) -> None:
         super().__init__()
         self._cancel = threading.Event()
-        self._last_progress = 0.0
 
     def cancel(self) -> None:
         """Thread-safe: asks the running (or next queued) build to stop at its next check."""
@@ -62,52 +65,61 @@ class BuildWorker(QObject):
 
     @Slot(object)
     def build(self, request: BuildRequest) -> None:
-        # A full garbage collection walks every object in the process while holding the GIL; during a
-        # build that allocates millions of them it stalls the window for 100+ ms. The build creates no
-        # reference cycles worth collecting, so collection waits until it is done.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
+        ctx = get_context("spawn")
+        queue = ctx.Queue()
+        child_cancel = ctx.Event()
+        proc = ctx.Process(
+            target=build_job,
+            args=(request.folder, request.index_dir, request.settings, request.analyzer, queue, child_cancel),
+            name="ragdesk-build",
+        )
+        proc.start()
         try:
-            self._build(request)
+            self._relay(request, proc, queue, child_cancel)
         finally:
-            if gc_was_enabled:
-                gc.enable()
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
 
-    def _build(self, request: BuildRequest) -> None:
-        damaged = None
-        try:
-            previous = None
+    def _relay(self, request: BuildRequest, proc: Any, queue: Any, child_cancel: Any) -> None:
+        while True:
+            if self._cancel.is_set():
+                child_cancel.set()
             try:
-                previous = Library.open(request.folder, request.index_dir)
-                if previous.settings == request.settings:
-                    previous.warm(request.analyzer)
-                    self.index_opened.emit(previous)
-            except IndexDamaged as exc:
-                if "no index yet" not in str(exc):
-                    damaged = str(exc)
-            library, report = build_index(
-                request.folder,
-                request.index_dir,
-                request.settings,
-                progress=self._on_progress,
-                cancelled=self._cancel.is_set,
-                previous=previous,
-            )
-            library.warm(request.analyzer)  # derive the active analyzer here, not on first keystroke
-        except BuildCancelled:
-            self.build_cancelled.emit()
-            return
-        except Exception as exc:  # reported to the user; the previous index stays in use
-            traceback.print_exc()
-            self.build_failed.emit(f"{type(exc).__name__}: {exc}")
-            return
-        self.index_built.emit(BuildOutcome(library, report, damaged))
+                msg = queue.get(timeout=0.05)
+            except Empty:
+                if not proc.is_alive() and queue.empty():
+                    self.build_failed.emit(f"the indexing process stopped unexpectedly (exit code {proc.exitcode})")
+                    return
+                continue
+            kind = msg[0]
+            if kind == "progress":
+                self.progress_changed.emit(*msg[1:])
+            elif kind == "opened":
+                library = self._open(request)
+                if library is not None:
+                    self.index_opened.emit(library)
+            elif kind == "done":
+                library = self._open(request)
+                if library is not None:
+                    self.index_built.emit(BuildOutcome(library, msg[1], msg[2]))
+                return
+            elif kind == "cancelled":
+                self.build_cancelled.emit()
+                return
+            else:
+                self.build_failed.emit(str(msg[1]))
+                return
 
-    def _on_progress(self, done: int, total: int, chunks: int, current: str) -> None:
-        now = time.monotonic()
-        if done == total or now - self._last_progress >= PROGRESS_INTERVAL_S:
-            self._last_progress = now
-            self.progress_changed.emit(done, total, chunks, current)
+    def _open(self, request: BuildRequest) -> Library | None:
+        """Map the index the build process published (reports a failure and returns None if it can't)."""
+        try:
+            library = Library.open(request.folder, request.index_dir)
+            library.warm(request.analyzer)  # maps what the build process derived and published
+        except (IndexDamaged, OSError) as exc:
+            self.build_failed.emit(f"the new index cannot be opened: {exc}")
+            return None
+        return library
 
 
 @dataclass(frozen=True)

@@ -179,7 +179,7 @@ def evaluate(
 ) -> EvalReport:
     """Rank each question and record where the first correct chunk landed."""
     analyzer = analyzer or AnalyzerConfig()
-    note_paths = {n.path for n in lib.notes}
+    note_paths = set(lib.note_paths)
     report = EvalReport({"analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key})
     for i, q in enumerate(questions):
         if cancelled is not None and cancelled():

@@ -6,15 +6,16 @@ breakdowns and chunk texts all come from a `Library`.
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -158,7 +159,9 @@ class Library:
         self.generation = generation
         self.manifest = manifest
         self.settings = IndexSettings.from_json(manifest["settings"])
-        self.notes: list[NoteRecord] = [NoteRecord(**n) for n in store.read_jsonl(generation / "notes.jsonl")]
+        paths = store.load_blob(generation, "paths").decode("utf-8")
+        self.note_paths: list[str] = paths.split("\n") if paths else []
+        self.notes = _LazyNotes(generation / "notes.jsonl", len(self.note_paths))
         self.skipped = [Skipped(**s) for s in store.read_jsonl(generation / "skipped.jsonl")]
         self.built_at: float = manifest["built_at"]
         self.n_tokens: int = manifest["counts"]["tokens"]
@@ -173,7 +176,8 @@ class Library:
         self._forward: ForwardIndex | None = None
         self._terms: dict[str, TermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
-        self._note_first_chunk = np.concatenate(([0], np.cumsum([n.n_chunks for n in self.notes]))).astype(np.int64)
+        # chunk_note is sorted, so each note's first chunk is a binary search away
+        self._note_first_chunk = np.searchsorted(self.chunk_note, np.arange(len(self.note_paths) + 1))
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -207,7 +211,7 @@ class Library:
         start, end = (int(x) for x in self.spans[chunk_id])
         first, last = (int(x) for x in self.lines[chunk_id])
         return Chunk(
-            path=self.notes[note_idx].path,
+            path=self.note_paths[note_idx],
             heading=self.headings[int(self.heading_ids[chunk_id])],
             start_line=first,
             end_line=last,
@@ -393,6 +397,41 @@ class Library:
         return rows
 
 
+class _LazyNotes(Sequence[NoteRecord]):
+    """The notes table, parsed a record at a time on first use: opening a large index stays cheap
+    (and light on the GIL, which the window's thread shares)."""
+
+    def __init__(self, path: Path, count: int) -> None:
+        try:
+            self._lines = path.read_bytes().split(b"\n")[:count]
+        except OSError as exc:
+            raise store.IndexDamaged(f"cannot read {path.name}: {exc}") from exc
+        if len(self._lines) != count:
+            raise store.IndexDamaged(f"{path.name} has {len(self._lines)} notes, expected {count}")
+        self._cache: dict[int, NoteRecord] = {}
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @overload
+    def __getitem__(self, i: int) -> NoteRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NoteRecord]: ...
+    def __getitem__(self, i: int | slice) -> NoteRecord | list[NoteRecord]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        note = self._cache.get(i)
+        if note is None:
+            try:
+                note = NoteRecord(**json.loads(self._lines[i]))
+            except (ValueError, TypeError) as exc:
+                raise store.IndexDamaged(f"damaged note record {i}: {exc}") from exc
+            self._cache[i] = note
+        return note
+
+
 @dataclass
 class _Part:
     """One single-index analyzer taking part in a query, with the query's terms in its index."""
@@ -560,7 +599,7 @@ def build_index(
     if not _same_settings(previous, settings):
         previous = None
     files, walk_skipped = walk_notes(folder_path, settings.load)
-    prev_by_path = {n.path: i for i, n in enumerate(previous.notes)} if previous else {}
+    prev_by_path = {p: i for i, p in enumerate(previous.note_paths)} if previous else {}
     prev_read_skips = {s.path: s for s in previous.skipped if s.size >= 0} if previous else {}
     reuse: dict[str, int] = {}
     carried: list[Skipped] = []  # files that failed to read before and have not changed since
@@ -720,6 +759,7 @@ def _assemble(
             "files": files_info,
         }
         files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
+        files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
         files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
         store.write_json(gen / store.MANIFEST, manifest)
         store.publish(root, gen)

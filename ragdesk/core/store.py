@@ -60,9 +60,7 @@ def write_arrays(folder: Path, arrays: dict[str, np.ndarray], blobs: dict[str, b
         np.save(path, np.ascontiguousarray(arr), allow_pickle=False)
         files[path.name] = {"size": path.stat().st_size, "crc32": _crc(path)}
     for name, data in blobs.items():
-        path = folder / f"{name}.blob"
-        path.write_bytes(data)
-        files[path.name] = {"size": len(data), "crc32": zlib.crc32(data)}
+        files[f"{name}.blob"] = write_blob(folder / f"{name}.blob", data)
     return files
 
 
@@ -78,6 +76,11 @@ def write_byte_array(path: Path, pieces: list[Any], total: int) -> dict[str, int
             out.write(data)
             crc = zlib.crc32(data, crc)
     return {"size": path.stat().st_size, "crc32": crc}
+
+
+def write_blob(path: Path, data: bytes) -> dict[str, int]:
+    path.write_bytes(data)
+    return {"size": len(data), "crc32": zlib.crc32(data)}
 
 
 def discard(path: Path) -> None:

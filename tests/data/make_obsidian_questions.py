@@ -34,8 +34,12 @@ def main() -> int:
         links = permalinks(root / lang)
         with open(HERE / "questions" / f"obsidian-help-{lang}.jsonl", "w", encoding="utf-8") as out:
             for n, row in enumerate(rows, start=1):
-                item = {"id": f"{lang}-{n:02d}", "question": row[lang], "expected": links[row["permalink"]],
-                        "kind": row["kind"]}
+                item = {
+                    "id": f"{lang}-{n:02d}",
+                    "question": row[lang],
+                    "expected": links[row["permalink"]],
+                    "kind": row["kind"],
+                }
                 out.write(json.dumps(item, ensure_ascii=False) + "\n")
         print(f"{lang}: {len(rows)} questions")
     return 0

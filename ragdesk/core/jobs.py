@@ -1,0 +1,63 @@
+"""Running a build in its own process, reporting through a queue.
+
+A desktop app should not tokenize in the process that paints its window: CPU-bound Python in
+any thread makes the GUI thread wait for the GIL at every event (tens of milliseconds each).
+The app starts `build_job` in a child process; the child reads, chunks, indexes, derives the
+analyzer's indexes and publishes them on disk, and the app then maps the result.
+
+Messages put on the queue (all picklable):
+    ("opened",)                                  the stored index is current enough to search now
+    ("progress", done, total, chunks, current)   files done of total, chunks so far, current file
+    ("done", BuildReport, damaged_reason_or_None)
+    ("cancelled",) | ("failed", message)
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any
+
+from .analyzers import AnalyzerConfig
+from .library import BuildCancelled, IndexSettings, Library, build_index
+from .store import IndexDamaged
+
+PROGRESS_INTERVAL_S = 0.05
+
+
+def build_job(
+    folder: str, index_dir: str | None, settings: IndexSettings, analyzer: AnalyzerConfig, queue: Any, cancel: Any
+) -> None:
+    """Child-process entry point: build or refresh `folder`'s index, reporting on `queue`."""
+    last = 0.0
+
+    def progress(done: int, total: int, chunks: int, current: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if done == total or now - last >= PROGRESS_INTERVAL_S:
+            last = now
+            queue.put(("progress", done, total, chunks, current))
+
+    damaged = None
+    try:
+        previous = None
+        try:
+            previous = Library.open(folder, index_dir)
+            if previous.settings == settings:
+                previous.warm(analyzer)
+                queue.put(("opened",))
+        except IndexDamaged as exc:
+            if "no index yet" not in str(exc):
+                damaged = str(exc)
+        library, report = build_index(
+            folder, index_dir, settings, progress=progress, cancelled=cancel.is_set, previous=previous
+        )
+        library.warm(analyzer)
+    except BuildCancelled:
+        queue.put(("cancelled",))
+        return
+    except Exception as exc:  # reported to the user; the previous index stays in use
+        traceback.print_exc()
+        queue.put(("failed", f"{type(exc).__name__}: {exc}"))
+        return
+    queue.put(("done", report, damaged))
