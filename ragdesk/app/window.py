@@ -750,9 +750,8 @@ class MainWindow(QMainWindow):
         info = f"{self.prompt.summary()} ({self.prompt.estimator})"
         if self.prompt.dropped_for_budget:
             info += f" · {len(self.prompt.dropped_for_budget)} excerpt(s) left out to fit the budget"
-        if self.prompt.flagged:
-            nums = ", ".join(f"[{n}]" for n, _ in self.prompt.flagged)
-            info += f" · ⚠ {nums} contain instruction-like text (quoted as data)"
+        for n, findings in self.prompt.flagged:
+            info += f" · ⚠ [{n}] has instruction-like text ({findings[0].reason}); it is quoted as data"
         self.prompt_info.setText(info)
 
     def copy_prompt(self) -> None:

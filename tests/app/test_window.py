@@ -105,7 +105,7 @@ def test_injection_flagged_in_results_and_prompt(window: MainWindow, qtbot) -> N
     model = window.results_model
     rows = [model.index(i, ResultsModel.COL_SOURCE).data() for i in range(model.rowCount())]
     assert any(r.startswith("⚠ clip.md") for r in rows)
-    assert "instruction-like text" in window.prompt_info.text()
+    assert "has instruction-like text (override of earlier instructions)" in window.prompt_info.text()
 
 
 def test_compare_pinned_result(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -217,3 +217,38 @@ def test_reopen_shows_stored_index(window: MainWindow, make_window, notes: Path,
     qtbot.waitUntil(lambda: not second.engine.building, timeout=15000)
     assert second.library.generation == window.library.generation  # nothing changed: no new generation
     assert search(qtbot, second, "rebase").hits[0].path == "git.md"
+
+
+def test_first_run_welcome_on_sample_notes(make_window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.app.main import initial_folder
+    from ragdesk.app.resources import sample_notes_folder
+    from ragdesk.app.window import WELCOME_QUERY
+
+    w = make_window()
+    folder = initial_folder(None, w.settings)
+    assert Path(folder) == sample_notes_folder()
+    with qtbot.waitSignal(w.results_shown, timeout=20000, check_params_cb=lambda r: bool(r.hits)) as shown:
+        w.open_folder(folder)
+    assert w.search_field.text() == WELCOME_QUERY
+    assert w.empty_label.isVisible() and w.empty_label.text().startswith("Welcome!")
+    assert "Copy prompt (Ctrl+Shift+C)" in w.empty_label.text()
+    assert shown.args[0].hits[0].path == "en/git-undo.md"
+    assert initial_folder(None, w.settings) == str(sample_notes_folder().resolve())  # remembered as last folder
+
+
+def test_about_dialog_paths_and_clear_cache(window: MainWindow, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    from ragdesk import __version__
+    from ragdesk.app.dialogs import AboutDialog
+
+    calls: list[int] = []
+    about = AboutDialog(
+        "/cache/indexes", window.settings.file_name, lambda: calls.append(1) or "Cleared 1.0 MB", window
+    )
+    text = " ".join(label.text() for label in about.findChildren(QLabel))
+    assert f"ragdesk {__version__}" in text and "/cache/indexes" in text and window.settings.file_name in text
+    about.clear_button.click()
+    assert calls == [1] and about.status.text() == "Cleared 1.0 MB"
+    # With a custom index folder (as in these tests) the real cache is left alone.
+    assert window.clear_index_cache() == "This session uses a custom index folder; it was left alone."

@@ -157,7 +157,7 @@ def test_corrupted_bytes_fail_checksum(lib: Library, tmp_path: Path) -> None:
 
 def test_wrong_format_version(lib: Library, tmp_path: Path) -> None:
     manifest = lib.generation / "manifest.json"
-    manifest.write_text(manifest.read_text().replace('"format":3', '"format":99'))
+    manifest.write_text(manifest.read_text().replace(f'"format":{store.FORMAT_VERSION}', '"format":99'))
     with pytest.raises(store.IndexDamaged, match="format 99"):
         Library.open(tmp_path / "notes", tmp_path / "idx")
 
