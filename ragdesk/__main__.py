@@ -2,4 +2,5 @@
 
 from .cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # guarded: spawned worker processes import the main module
+    raise SystemExit(main())

@@ -670,11 +670,10 @@ def _assemble(
     headings = _Vocab()
     if previous is not None:
         fwd = previous.forward()
-        for w in fwd.vocab:
-            vocab[w]  # noqa: B018 - assigns ids in the previous order, so reused rows keep their ids
-        for h in previous.headings:
-            headings[h]  # noqa: B018
-    # Where each new note's rows live: (batch, first chunk, chunk count, first posting, posting count).
+        # Same ids as before, so the reused rows keep pointing at the right words and headings.
+        vocab.update(zip(fwd.vocab, range(len(fwd.vocab))))
+        headings.update(zip(previous.headings, range(len(previous.headings))))
+    # Where each new note lives: (batch index, note index in that batch).
     fresh: dict[str, tuple[int, int]] = {}
     batch_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for bi, r in enumerate(results):
