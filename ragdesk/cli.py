@@ -52,6 +52,12 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k1", type=float, default=1.2, help="BM25 term-frequency saturation (default: 1.2)")
     p.add_argument("--b", type=float, default=0.75, help="BM25 length normalization (default: 0.75)")
     p.add_argument("--no-refresh", action="store_true", help="use the stored index as is, without checking for changes")
+    p.add_argument(
+        "--mode",
+        choices=("bm25", "dense", "hybrid"),
+        default="bm25",
+        help='bm25, dense (embeddings) or hybrid (reciprocal rank fusion); dense needs pip install "ragdesk[dense]"',
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,6 +146,18 @@ def _analyzer(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from exc
 
 
+def _embedder(args: argparse.Namespace) -> Any:
+    """The embedding backend when --mode needs one (a clear error when it is not installed)."""
+    if getattr(args, "mode", "bm25") == "bm25":
+        return None
+    from .core.dense import DenseUnavailable, load_embedder
+
+    try:
+        return load_embedder()
+    except DenseUnavailable as exc:
+        raise CliError(str(exc)) from exc
+
+
 def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
     """Open the folder's index, building or refreshing it as needed."""
     from .core.library import Library, build_index
@@ -203,11 +221,14 @@ def _print_hits(result: Any, explain: bool) -> None:
     for h in result.hits:
         where = f"{h.path}:{h.start_line}-{h.end_line}" + (f" › {h.heading}" if h.heading else "")
         snippet = " ".join(h.text.split())[:160]
-        print(f"{h.rank:>3}. {h.score:8.3f}  {where}\n       {snippet}")
+        print(f"{h.rank:>3}. {h.score:8.4g}  {where}\n       {snippet}")
+        if h.fusion is not None:
+            print(f"       {result.mode}: {h.fusion.describe()}")
         if explain:
-            print("\n".join("       " + line for line in explanation_text(h.explain, h.score).split("\n")))
+            bm25 = sum(r.contribution for r in h.explain)  # the BM25 part, beneath a fused score
+            print("\n".join("       " + line for line in explanation_text(h.explain, bm25).split("\n")))
     print(
-        f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, analyzer = {result.analyzer}, "
+        f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, mode = {result.mode}, analyzer = {result.analyzer}, "
         f"k1 = {result.k1:g}, b = {result.b:g}, {result.took_ms:.1f} ms"
     )
 
@@ -219,8 +240,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CliError("-k must be at least 1")
     lib = _library(args, refresh=not args.no_refresh)
     analyzer = _analyzer(args)
+    embedder = _embedder(args)
     if args.queries is None:
-        result = lib.search(args.query, analyzer, args.k1, args.b, args.k, explain=args.explain or args.json)
+        result = lib.search(
+            args.query, analyzer, args.k1, args.b, args.k, args.explain or args.json, args.mode, embedder
+        )
         if args.json:
             print(json.dumps(result.to_json(with_explain=True), ensure_ascii=False, indent=2))
         else:
@@ -238,7 +262,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             qid, query = item["id"], item["query"]
         except (ValueError, KeyError, TypeError) as exc:
             raise CliError(f'{args.queries}:{n}: expected {{"id", "query"}}: {exc}') from exc
-        out = lib.search(str(query), analyzer, args.k1, args.b, args.k, explain=args.explain).to_json(args.explain)
+        out = lib.search(str(query), analyzer, args.k1, args.b, args.k, args.explain, args.mode, embedder).to_json(
+            args.explain
+        )
         print(json.dumps({"id": qid, **out}, ensure_ascii=False))
     return 0
 
@@ -247,7 +273,9 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     from .core.prompt import Excerpt, build_prompt
 
     lib = _library(args, refresh=not args.no_refresh)
-    result = lib.search(args.question, _analyzer(args), args.k1, args.b, k=max(args.k, 1) * 3, explain=False)
+    result = lib.search(
+        args.question, _analyzer(args), args.k1, args.b, max(args.k, 1) * 3, False, args.mode, _embedder(args)
+    )
     excerpts = [Excerpt(h.path, h.heading, h.start_line, h.end_line, h.text, h.rank) for h in result.hits]
     prompt = build_prompt(args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order)
     if args.json:
@@ -350,14 +378,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 rows.append({"k1": k1, "b": b, "mrr": ev.evaluate(lib, questions, analyzer, k1, b).metrics()["mrr"]})
         return _print_rows(rows, args.json, "MRR over k1 x b")
     configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
-    reports = [ev.evaluate(lib, questions, cfg, args.k1, args.b) for cfg in configs]
+    embedder = _embedder(args)
+    reports = [ev.evaluate(lib, questions, cfg, args.k1, args.b, mode=args.mode, embedder=embedder) for cfg in configs]
     if args.json and not args.sweep:
         print(json.dumps(reports[0].to_json(), ensure_ascii=False, indent=2))
         return 0
     for r in reports:
-        rows.append({"analyzer": r.config["analyzer"], **r.metrics()})
+        rows.append({"mode": r.config["mode"], "analyzer": r.config["analyzer"], **r.metrics()})
         for kind in r.kinds():
-            rows.append({"analyzer": f"{r.config['analyzer']} [{kind}]", **r.metrics(kind)})
+            rows.append({"mode": r.config["mode"], "analyzer": f"{r.config['analyzer']} [{kind}]", **r.metrics(kind)})
     problems = [p for p in reports[0].results if p.error]
     for p in problems:
         print(f"warning: question {p.question.id}: {p.error}", file=sys.stderr)

@@ -176,18 +176,21 @@ def evaluate(
     depth: int = 100,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    mode: str = "bm25",
+    embedder: Any = None,
 ) -> EvalReport:
     """Rank each question and record where the first correct chunk landed."""
     analyzer = analyzer or AnalyzerConfig()
     note_paths = set(lib.note_paths)
-    report = EvalReport({"analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key})
+    config = {"mode": mode, "analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key}
+    report = EvalReport(config)
     for i, q in enumerate(questions):
         if cancelled is not None and cancelled():
             break
         if q.expected not in note_paths:
             report.results.append(QuestionResult(q, None, error=f"expected note not found: {q.expected}"))
             continue
-        result = lib.search(q.question, analyzer, k1, b, k=depth, explain=False)
+        result = lib.search(q.question, analyzer, k1, b, depth, False, mode, embedder)
         rank = next((h.rank for h in result.hits if _chunk_matches(lib, h.chunk_id, q, note_paths)), None)
         top = result.hits[0] if result.hits else None
         report.results.append(QuestionResult(q, rank, top.path if top else "", top.heading if top else ""))

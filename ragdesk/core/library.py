@@ -23,6 +23,7 @@ from . import store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import Chunk, ChunkOptions, context_text, note_title
+from .dense import FUSION_DEPTH, MODES, DenseUnavailable, Embedder, Fusion, dense_top_k, rrf_fuse
 from .explain import TermRow, term_row
 from .index import ForwardIndex, QueryTermRef, TermIndex, derive_term_index, score_all, search_top_k
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
@@ -95,6 +96,7 @@ class Hit:
     length: int
     text: str
     explain: list[TermRow]
+    fusion: Fusion | None = None  # dense and hybrid modes: how the rank came about
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -110,6 +112,8 @@ class Hit:
         }
         if with_explain:
             d["explain"] = [r.to_json() for r in self.explain]
+        if self.fusion is not None:
+            d["fusion"] = self.fusion.to_json()
         return d
 
 
@@ -134,10 +138,12 @@ class SearchResult:
     hits: list[Hit]
     terms: list[QueryTerm]
     reason: str | None = None
+    mode: str = "bm25"
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         return {
             "query": self.query,
+            "mode": self.mode,
             "analyzer": self.analyzer,
             "k1": self.k1,
             "b": self.b,
@@ -318,10 +324,20 @@ class Library:
         b: float = DEFAULT_B,
         k: int = 10,
         explain: bool = True,
+        mode: str = "bm25",
+        embedder: Embedder | None = None,
     ) -> SearchResult:
-        """Rank chunks for `query`; never raises on odd queries, says why a result is empty instead."""
+        """Rank chunks for `query`; never raises on odd queries, says why a result is empty instead.
+
+        `mode` "dense" ranks by cosine similarity of embeddings, "hybrid" fuses the BM25 and dense
+        rankings by reciprocal rank fusion; both need an `embedder` (see core.dense).
+        """
         config = analyzer or AnalyzerConfig()
         t0 = time.perf_counter()
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        if mode != "bm25" and embedder is None:
+            raise DenseUnavailable(f"{mode} search needs an embedding backend")
         parts = self._prepare(query, config)
         main = parts[0]  # the reason and |D| are reported for the primary analyzer
         reason = None
@@ -331,17 +347,73 @@ class Library:
             reason = "none of the query terms occur in the notes"
         elif len(main.present) < len(main.qterms):
             reason = "not in the notes: " + ", ".join(t for t, _, tid in main.qterms if tid is None)
-        docs, scores = search_top_k(self._refs(parts), self.n_chunks, k1, b, k)
+        depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
+        docs, scores = search_top_k(self._refs(parts), self.n_chunks, k1, b, depth)
+        ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
+        if mode != "bm25" and embedder is not None:
+            ranked = self._dense_ranking(query, embedder, list(zip(docs.tolist(), scores.tolist())), mode, k)
+            if mode == "dense":
+                reason = None if ranked else "the query has no searchable words"
         hits = []
-        for rank, (doc, score) in enumerate(zip(docs.tolist(), scores.tolist()), start=1):
+        for rank, (doc, score, fusion) in enumerate(ranked[:k], start=1):
             c = self.chunk(doc)
             rows = self._rows(parts, doc, k1, b) if explain else []
             length = int(main.index.doc_len[doc])
-            hits.append(Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, length, c.text, rows))
+            hits.append(
+                Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, length, c.text, rows, fusion)
+            )
         took = (time.perf_counter() - t0) * 1000
         terms = [QueryTerm(t, w, p.index.df(tid) if tid is not None else 0) for p in parts for t, w, tid in p.qterms]
         ti = main.index
-        return SearchResult(query, config.key, k1, b, ti.n_docs, ti.avgdl, took, hits, terms, reason)
+        return SearchResult(query, config.key, k1, b, ti.n_docs, ti.avgdl, took, hits, terms, reason, mode)
+
+    def _dense_ranking(
+        self, query: str, embedder: Embedder, bm25: list[tuple[int, float]], mode: str, k: int
+    ) -> list[tuple[int, float, Fusion | None]]:
+        """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
+        if not query.strip():
+            return []
+        matrix = self.dense_matrix(embedder)
+        ids, cosines = dense_top_k(matrix, embedder.embed([query])[0], max(k, FUSION_DEPTH))
+        dense = list(zip(ids.tolist(), cosines.tolist()))
+        if mode == "dense":
+            bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
+            return [
+                (doc, cos, Fusion(*bm25_rank.get(doc, (None, None)), i + 1, cos)) for i, (doc, cos) in enumerate(dense)
+            ]
+        return [(doc, f.score, f) for doc, f in rrf_fuse(bm25, dense, max(k, FUSION_DEPTH))]
+
+    def chunk_texts(self) -> list[str]:
+        """Every chunk's indexed text (context, then text), decoding each note once."""
+        out = []
+        for note_idx in range(len(self.note_paths)):
+            text = self.note_text(note_idx)
+            for c in self.chunks_of_note(note_idx):
+                start, end = (int(x) for x in self.spans[c])
+                context = self.chunk_context(c)
+                out.append(f"{context}\n{text[start:end]}" if context else text[start:end])
+        return out
+
+    def dense_matrix(self, embedder: Embedder, batch: int = 2048) -> np.ndarray:
+        """The chunks' embeddings (float16, memory-mapped), computed and stored on first use."""
+        path = self.generation / f"dense-{embedder.name}.npy"
+        if path.is_file():
+            try:
+                matrix = np.load(path, mmap_mode="r")
+                if matrix.shape[0] == self.n_chunks:
+                    return matrix
+            except (OSError, ValueError):
+                pass
+        texts = self.chunk_texts()
+        parts = [embedder.embed(texts[i : i + batch]).astype(np.float16) for i in range(0, len(texts), batch)]
+        matrix = np.concatenate(parts) if parts else np.zeros((0, 1), np.float16)
+        tmp = path.with_suffix(f".tmp-{os.getpid()}.npy")
+        try:
+            np.save(tmp, matrix)
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a read-only cache still searches, it just embeds again
+        return matrix
 
     def rank_of(
         self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B

@@ -1,0 +1,91 @@
+"""Dense retrieval and reciprocal rank fusion: the arithmetic, the ranking, the explanation."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragdesk.core.dense import RRF_C, Fusion, dense_top_k, rrf_fuse
+from ragdesk.core.library import build_index
+
+from ..conftest import write_notes
+
+
+def test_rrf_seed_example() -> None:
+    """A is 1st and 30th -> 1/61 + 1/90 = 0.0275; B is 5th and 5th -> 2/65 = 0.0308: B wins."""
+    a, b = Fusion(1, 9.0, 30, 0.2), Fusion(5, 4.0, 5, 0.5)
+    assert round(a.score, 4) == 0.0275 and a.bm25_share == 1 / 61 and a.dense_share == 1 / 90
+    assert round(b.score, 4) == 0.0308 and b.score == 2 / 65
+    bm25 = [(1, 9.0), (7, 8.0), (8, 7.5), (9, 7.0), (2, 6.0)]  # A = chunk 1 first, B = chunk 2 fifth
+    dense = [(10 + i, 0.9 - i / 100) for i in range(4)] + [(2, 0.5)] + [(20 + i, 0.4) for i in range(24)] + [(1, 0.2)]
+    fused = rrf_fuse(bm25, dense, k=3)
+    assert [doc for doc, _ in fused][:2] == [2, 1]
+    assert fused[0][1].bm25_rank == 5 and fused[0][1].dense_rank == 5
+    assert fused[1][1].bm25_rank == 1 and fused[1][1].dense_rank == 30
+    assert RRF_C == 60
+
+
+def test_rrf_only_one_engine_and_ties() -> None:
+    fused = rrf_fuse([(3, 1.0)], [(4, 0.9)], k=5)
+    assert [(d, f.score) for d, f in fused] == [(3, 1 / 61), (4, 1 / 61)]  # tie broken by chunk id
+    assert fused[0][1].dense_rank is None and "dense: not in its top list" in fused[0][1].describe()
+
+
+def test_dense_top_k_orders_by_cosine() -> None:
+    m = np.array([[1, 0], [0.6, 0.8], [0, 1], [0.6, 0.8]], dtype=np.float16)
+    ids, cos = dense_top_k(m, np.array([0.6, 0.8], dtype=np.float32), 3)
+    assert ids.tolist() == [1, 3, 2]  # equal cosines: lower chunk id first
+    assert cos[0] == pytest.approx(1.0, abs=1e-3)
+
+
+class HashEmbedder:
+    """A deterministic stand-in: bag of hashed words, normalized (no model needed)."""
+
+    name = "hash-test"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 64), np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, int(hashlib.md5(w.strip(".,?").encode()).hexdigest(), 16) % 64] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+def test_hybrid_and_dense_modes_explain_their_ranks(tmp_path: Path) -> None:
+    folder = write_notes(
+        tmp_path / "n",
+        {
+            "a.md": "# Cats\n\ncats purr and sleep all day",
+            "b.md": "# Dogs\n\ndogs bark at the mailman",
+            "c.md": "# Birds\n\nbirds sing in the morning",
+        },
+    )
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    emb = HashEmbedder()
+    dense = lib.search("dogs bark", mode="dense", embedder=emb)
+    assert dense.mode == "dense" and dense.hits[0].path == "b.md"
+    top = dense.hits[0]
+    assert top.fusion is not None and top.fusion.dense_rank == 1 and top.fusion.bm25_rank == 1
+    assert top.score == pytest.approx(top.fusion.cosine)
+    hybrid = lib.search("dogs bark", mode="hybrid", embedder=emb)
+    h = hybrid.hits[0]
+    assert h.path == "b.md" and h.score == pytest.approx(2 / 61)
+    assert h.to_json()["fusion"]["rrf_bm25"] == pytest.approx(1 / 61)
+    assert sum(r.contribution for r in h.explain) > 0  # the BM25 breakdown stays available beneath
+    assert (lib.generation / "dense-hash-test.npy").is_file()  # stored beside the BM25 index
+    with pytest.raises(RuntimeError, match="embedding backend"):
+        lib.search("dogs", mode="hybrid")
+
+
+def test_wordllama_backend_offline(tmp_path: Path) -> None:
+    pytest.importorskip("wordllama")
+    from ragdesk.core.dense import load_embedder
+
+    emb = load_embedder()
+    v = emb.embed(["revert a commit that was already pushed", "sourdough starter feeding", "undo a pushed commit"])
+    assert v.shape == (3, 256) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-4)
+    assert v[2] @ v[0] > v[2] @ v[1] + 0.3
