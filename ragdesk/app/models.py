@@ -113,6 +113,10 @@ class ResultsModel(_TableModel):
         self.result, self.hits, self.highlights, self.stale, self.flags_by_chunk = None, [], {}, set(), {}
         self.endResetModel()
 
+    def max_bm25_score(self) -> float:
+        """The largest BM25 sum among the hits (scales the contribution bars in every mode)."""
+        return max((sum(r.contribution for r in h.explain) for h in self.hits), default=0.0) or 1.0
+
     def included_hits(self) -> list[Hit]:
         return [h for h in self.hits if h.chunk_id not in self.excluded]
 
@@ -142,7 +146,7 @@ class ResultsModel(_TableModel):
             if col == self.COL_RANK:
                 return hit.rank
             if col == self.COL_SCORE:
-                return f"{hit.score:.3f}"
+                return f"{hit.score:.4f}" if hit.fusion is not None else f"{hit.score:.3f}"
             if col == self.COL_SOURCE:
                 marks = ("⚠ " if hit.chunk_id in self.flags_by_chunk else "") + (
                     "✎ " if hit.chunk_id in self.stale else ""

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from ..core import store
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
+from ..core.dense import MODES, dense_available
 from ..core.explain import TermRow, explanation_text
 from ..core.injection import detect_injection
 from ..core.library import Hit, IndexSettings, Library
@@ -119,6 +120,20 @@ class MainWindow(QMainWindow):
             "trigrams: 3-letter pieces (handles typos) · combined: stems + 0.3 × trigrams (default)"
         )
         bar.addWidget(self.analyzer_combo)
+        bar.addWidget(QLabel("  Mode "))
+        self.mode_combo = QComboBox(self)
+        self.mode_combo.setObjectName("modeCombo")
+        self.mode_combo.addItems(list(MODES))
+        if not dense_available():
+            hint = 'Dense and hybrid search need the optional extra: pip install "ragdesk[dense]"'
+            for i in (1, 2):
+                item = self.mode_combo.model().item(i)  # type: ignore[attr-defined]
+                item.setEnabled(False)
+                item.setToolTip(hint)
+            self.mode_combo.setToolTip(hint)
+        else:
+            self.mode_combo.setToolTip("bm25: words · dense: meaning (embeddings) · hybrid: both, by rank fusion")
+        bar.addWidget(self.mode_combo)
         self.k1_spin = self._param_spin(
             bar, "k1", "k1Spin", 5.0, 0.1, "Term-frequency saturation: higher lets repeated words count more"
         )
@@ -153,7 +168,7 @@ class MainWindow(QMainWindow):
             self.results_view.setColumnWidth(col, width)
         self.results_view.setItemDelegateForColumn(
             ResultsModel.COL_BAR,
-            ContributionBarDelegate(lambda: self.results_model.hits[0].score if self.results_model.hits else 1.0, self),
+            ContributionBarDelegate(self.results_model.max_bm25_score, self),
         )
         self.results_view.setItemDelegateForColumn(ResultsModel.COL_SNIPPET, HtmlDelegate(self))
         self.results_view.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
@@ -178,6 +193,10 @@ class MainWindow(QMainWindow):
         self.chunk_title.setWordWrap(True)
         self.ranks_label = QLabel("", self)
         self.ranks_label.setObjectName("ranksLabel")
+        self.fusion_label = QLabel("", self)
+        self.fusion_label.setObjectName("fusionLabel")
+        self.fusion_label.setWordWrap(True)
+        self.fusion_label.hide()
         self.chunk_view = QTextBrowser(self)
         self.chunk_view.setObjectName("chunkView")
         self.breakdown_model = BreakdownModel(self)
@@ -221,6 +240,7 @@ class MainWindow(QMainWindow):
         self.compare_label.hide()
         wv.addWidget(self.chunk_title)
         wv.addWidget(self.ranks_label)
+        wv.addWidget(self.fusion_label)
         split_why = QSplitter(Qt.Orientation.Vertical, self)
         split_why.addWidget(self.chunk_view)
         table_box = QWidget(self)
@@ -323,6 +343,7 @@ class MainWindow(QMainWindow):
         self.search_field.textChanged.connect(self._on_query_edited)
         self.search_field.returnPressed.connect(self.run_search)
         self.analyzer_combo.currentTextChanged.connect(self._on_params_changed)
+        self.mode_combo.currentTextChanged.connect(self._on_mode_changed)
         self.k1_spin.valueChanged.connect(self._on_params_changed)
         self.b_spin.valueChanged.connect(self._on_params_changed)
         for w in (self.topk_radio, self.budget_radio):
@@ -379,6 +400,9 @@ class MainWindow(QMainWindow):
     def _restore_state(self) -> None:
         s = self.settings
         self.analyzer_combo.setCurrentText(s.analyzer().name)
+        mode = s.get("search/mode", "bm25")
+        if mode in MODES and (mode == "bm25" or dense_available()):
+            self.mode_combo.setCurrentText(mode)
         self.k1_spin.setValue(s.k1())
         self.b_spin.setValue(s.b())
         self.k_spin.setValue(s.get("prompt/k", 4, int))
@@ -402,6 +426,7 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         s = self.settings
         s.set("search/analyzer", self.analyzer_combo.currentText())
+        s.set("search/mode", self.mode_combo.currentText())
         s.set("search/k1", self.k1_spin.value())
         s.set("search/b", self.b_spin.value())
         s.set("prompt/k", self.k_spin.value())
@@ -443,7 +468,13 @@ class MainWindow(QMainWindow):
         """Re-read new and changed notes in the worker; the current index stays searchable meanwhile."""
         if self.folder is None:
             return
-        request = BuildRequest(self.folder, self.index_dir, self.settings.index_settings(), self.current_analyzer())
+        request = BuildRequest(
+            self.folder,
+            self.index_dir,
+            self.settings.index_settings(),
+            self.current_analyzer(),
+            dense=self.mode_combo.currentText() != "bm25",
+        )
         if self.engine.building:
             self._pending_build = request
             return
@@ -544,6 +575,13 @@ class MainWindow(QMainWindow):
     def _on_params_changed(self, *_args: object) -> None:
         self.run_search()
 
+    def _on_mode_changed(self, mode: str) -> None:
+        if mode != "bm25" and self.library is not None and not self.library.has_dense():
+            self.statusBar().showMessage("Computing embeddings for dense search (once per index)…")
+            self.refresh()  # the build process embeds the chunks; results follow when it is done
+            return
+        self.run_search()
+
     def _on_reset_clicked(self) -> None:
         self.k1_spin.setValue(DEFAULT_K1)
         self.b_spin.setValue(DEFAULT_B)
@@ -561,6 +599,7 @@ class MainWindow(QMainWindow):
             self.b_spin.value(),
             RESULTS_K,
             self.pinned.chunk_id if self.pinned is not None else None,
+            self.mode_combo.currentText(),
         )
         self.last_request = request
         self.engine.search(request)
@@ -622,6 +661,7 @@ class MainWindow(QMainWindow):
         if hit is None:
             self.chunk_title.setText("Select a result to see its text and why it ranked.")
             self.chunk_view.clear()
+            self.fusion_label.hide()
             self.breakdown_model.set_rows([])
             self.stats_label.clear()
             self.formula_label.clear()
@@ -655,6 +695,13 @@ class MainWindow(QMainWindow):
         self.chunk_view.setHtml(warn + context + f"<div style='font-family:monospace'>{body}</div>")
         self.breakdown_model.set_rows(hit.explain)
         self.breakdown_view.resizeColumnsToContents()
+        self.fusion_label.setVisible(hit.fusion is not None)
+        if hit.fusion is not None:
+            mode = self.results_model.result.mode if self.results_model.result else ""
+            self.fusion_label.setText(
+                f"<b>{html.escape(mode)}</b>: {html.escape(hit.fusion.describe())}"
+                "<br>The BM25 breakdown of this chunk is below."
+            )
         r0 = hit.explain[0] if hit.explain else None
         result = self.results_model.result
         if r0 is not None and result is not None:

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
+from ..core.dense import Embedder, load_embedder
 from ..core.explain import TermRow
 from ..core.jobs import build_job
 from ..core.library import BuildReport, IndexSettings, Library, SearchResult
@@ -29,6 +30,7 @@ class BuildRequest:
     index_dir: str | None
     settings: IndexSettings
     analyzer: AnalyzerConfig
+    dense: bool = False  # also compute embeddings (dense and hybrid modes)
 
 
 @dataclass
@@ -70,7 +72,15 @@ class BuildWorker(QObject):
         child_cancel = ctx.Event()
         proc = ctx.Process(
             target=build_job,
-            args=(request.folder, request.index_dir, request.settings, request.analyzer, queue, child_cancel),
+            args=(
+                request.folder,
+                request.index_dir,
+                request.settings,
+                request.analyzer,
+                queue,
+                child_cancel,
+                request.dense,
+            ),
             name="ragdesk-build",
         )
         proc.start()
@@ -133,6 +143,7 @@ class SearchRequest:
     b: float
     k: int
     pinned: int | None = None  # chunk id pinned for comparison
+    mode: str = "bm25"  # bm25, dense or hybrid
 
 
 @dataclass
@@ -156,7 +167,14 @@ class SearchWorker(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.library: Library | None = None
+        self._loaded_embedder: Embedder | None = None
         self.latest_serial = 0  # written by the GUI thread, read here (a plain int: atomic under the GIL)
+
+    def _embedder(self) -> Embedder:
+        """Load the embedding model once, in this thread (raises DenseUnavailable when not installed)."""
+        if self._loaded_embedder is None:
+            self._loaded_embedder = load_embedder()
+        return self._loaded_embedder
 
     @Slot(object)
     def set_library(self, library: Library) -> None:
@@ -168,7 +186,10 @@ class SearchWorker(QObject):
             return
         lib = self.library
         try:
-            result = lib.search(request.query, request.analyzer, request.k1, request.b, request.k)
+            embedder = self._embedder() if request.mode != "bm25" else None
+            result = lib.search(
+                request.query, request.analyzer, request.k1, request.b, request.k, True, request.mode, embedder
+            )
             highlights = {h.chunk_id: lib.highlight_spans(h.text, request.query, request.analyzer) for h in result.hits}
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             outcome = SearchOutcome(request, result, highlights, stale, library=lib)

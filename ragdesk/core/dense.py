@@ -59,6 +59,13 @@ class WordLlamaEmbedder:
         return np.asarray(self._model.embed(texts, norm=True, batch_size=256), dtype=np.float32)
 
 
+def dense_available() -> bool:
+    """Whether the optional embedding backend is installed (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("wordllama") is not None
+
+
 def load_embedder() -> Embedder:
     """The default embedding backend, or DenseUnavailable with an install hint."""
     return WordLlamaEmbedder()

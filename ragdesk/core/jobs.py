@@ -19,6 +19,7 @@ import traceback
 from typing import Any
 
 from .analyzers import AnalyzerConfig
+from .dense import load_embedder
 from .library import BuildCancelled, IndexSettings, Library, build_index
 from .store import IndexDamaged
 
@@ -26,9 +27,18 @@ PROGRESS_INTERVAL_S = 0.05
 
 
 def build_job(
-    folder: str, index_dir: str | None, settings: IndexSettings, analyzer: AnalyzerConfig, queue: Any, cancel: Any
+    folder: str,
+    index_dir: str | None,
+    settings: IndexSettings,
+    analyzer: AnalyzerConfig,
+    queue: Any,
+    cancel: Any,
+    dense: bool = False,
 ) -> None:
-    """Child-process entry point: build or refresh `folder`'s index, reporting on `queue`."""
+    """Child-process entry point: build or refresh `folder`'s index, reporting on `queue`.
+
+    With `dense`, the chunks' embeddings are computed too (dense and hybrid modes).
+    """
     last = 0.0
 
     def progress(done: int, total: int, chunks: int, current: str) -> None:
@@ -53,6 +63,8 @@ def build_job(
             folder, index_dir, settings, progress=progress, cancelled=cancel.is_set, previous=previous
         )
         library.warm(analyzer)
+        if dense:  # embeddings for dense and hybrid search, computed here rather than in the window's process
+            library.dense_matrix(load_embedder())
     except BuildCancelled:
         queue.put(("cancelled",))
         return

@@ -23,7 +23,16 @@ from . import store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import Chunk, ChunkOptions, context_text, note_title
-from .dense import FUSION_DEPTH, MODES, DenseUnavailable, Embedder, Fusion, dense_top_k, rrf_fuse
+from .dense import (
+    FUSION_DEPTH,
+    MODES,
+    DenseUnavailable,
+    Embedder,
+    Fusion,
+    WordLlamaEmbedder,
+    dense_top_k,
+    rrf_fuse,
+)
 from .explain import TermRow, term_row
 from .index import ForwardIndex, QueryTermRef, TermIndex, derive_term_index, score_all, search_top_k
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
@@ -393,6 +402,10 @@ class Library:
                 context = self.chunk_context(c)
                 out.append(f"{context}\n{text[start:end]}" if context else text[start:end])
         return out
+
+    def has_dense(self, name: str = WordLlamaEmbedder.name) -> bool:
+        """Whether this index already holds embeddings from the named backend."""
+        return (self.generation / f"dense-{name}.npy").is_file()
 
     def dense_matrix(self, embedder: Embedder, batch: int = 2048) -> np.ndarray:
         """The chunks' embeddings (float16, memory-mapped), computed and stored on first use."""

@@ -252,3 +252,18 @@ def test_about_dialog_paths_and_clear_cache(window: MainWindow, tmp_path: Path) 
     assert calls == [1] and about.status.text() == "Cleared 1.0 MB"
     # With a custom index folder (as in these tests) the real cache is left alone.
     assert window.clear_index_cache() == "This session uses a custom index folder; it was left alone."
+
+
+def test_hybrid_mode_explains_fused_ranks(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("wordllama")
+    search(qtbot, window, "rebase history")
+    assert not window.library.has_dense()
+    with qtbot.waitSignal(window.library_loaded, timeout=60000):
+        window.mode_combo.setCurrentText("hybrid")  # embeddings are computed once, in the build process
+    assert window.library.has_dense()
+    result = search(qtbot, window, "rebase history")
+    assert result.mode == "hybrid" and all(h.fusion is not None for h in result.hits)
+    top = result.hits[0]
+    assert top.score == pytest.approx(top.fusion.bm25_share + top.fusion.dense_share)
+    assert window.fusion_label.isVisible() and "1/(60+" in window.fusion_label.text()
+    assert window.breakdown_model.rowCount() > 0  # the BM25 breakdown stays beneath
