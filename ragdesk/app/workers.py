@@ -186,10 +186,13 @@ class SearchWorker(QObject):
             return
         lib = self.library
         try:
-            embedder = self._embedder() if request.mode != "bm25" else None
-            result = lib.search(
-                request.query, request.analyzer, request.k1, request.b, request.k, True, request.mode, embedder
-            )
+            mode = request.mode
+            if mode != "bm25" and not lib.has_dense():
+                mode = "bm25"  # embeddings are computed by the build process, never in the window's process
+            embedder = self._embedder() if mode != "bm25" else None
+            result = lib.search(request.query, request.analyzer, request.k1, request.b, request.k, True, mode, embedder)
+            if mode != request.mode and result.reason is None:
+                result.reason = f"embeddings are not computed yet: BM25 results shown instead of {request.mode}"
             highlights = {h.chunk_id: lib.highlight_spans(h.text, request.query, request.analyzer) for h in result.hits}
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             outcome = SearchOutcome(request, result, highlights, stale, library=lib)

@@ -50,12 +50,16 @@ def build_job(
 
     damaged = None
     try:
+        embedder = load_embedder() if dense else None
         previous = None
+        previous_rows = None
         try:
             previous = Library.open(folder, index_dir)
             if previous.settings == settings:
                 previous.warm(analyzer)
                 queue.put(("opened",))
+            if embedder is not None:  # mapped now: publishing the refreshed index deletes the old generation
+                previous_rows = previous.stored_dense(embedder.name)
         except IndexDamaged as exc:
             if "no index yet" not in str(exc):
                 damaged = str(exc)
@@ -63,8 +67,8 @@ def build_job(
             folder, index_dir, settings, progress=progress, cancelled=cancel.is_set, previous=previous
         )
         library.warm(analyzer)
-        if dense:  # embeddings for dense and hybrid search, computed here rather than in the window's process
-            library.dense_matrix(load_embedder())
+        if embedder is not None:  # embeddings for dense and hybrid search, here rather than in the window's process
+            library.dense_matrix(embedder, previous=previous, previous_rows=previous_rows)
     except BuildCancelled:
         queue.put(("cancelled",))
         return

@@ -407,19 +407,59 @@ class Library:
         """Whether this index already holds embeddings from the named backend."""
         return (self.generation / f"dense-{name}.npy").is_file()
 
-    def dense_matrix(self, embedder: Embedder, batch: int = 2048) -> np.ndarray:
-        """The chunks' embeddings (float16, memory-mapped), computed and stored on first use."""
+    def stored_dense(self, name: str) -> np.ndarray | None:
+        """This index's stored embeddings (memory-mapped), or None. The map stays valid on POSIX even
+        after a refresh deletes this generation, which is how a refresh reuses them."""
+        try:
+            matrix = np.load(self.generation / f"dense-{name}.npy", mmap_mode="r")
+        except (OSError, ValueError):
+            return None
+        return matrix if matrix.shape[0] == self.n_chunks else None
+
+    def dense_matrix(
+        self,
+        embedder: Embedder,
+        batch: int = 2048,
+        previous: Library | None = None,
+        previous_rows: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The chunks' embeddings (float16, memory-mapped), computed and stored on first use.
+
+        With `previous` (the index this one refreshed) and its embeddings, the rows of unchanged notes
+        are copied, so only new and changed chunks are embedded again.
+        """
         path = self.generation / f"dense-{embedder.name}.npy"
-        if path.is_file():
-            try:
-                matrix = np.load(path, mmap_mode="r")
-                if matrix.shape[0] == self.n_chunks:
-                    return matrix
-            except (OSError, ValueError):
-                pass
+        stored = self.stored_dense(embedder.name)
+        if stored is not None:
+            return stored
+        if previous is not None and previous_rows is None:
+            previous_rows = previous.stored_dense(embedder.name)
         texts = self.chunk_texts()
-        parts = [embedder.embed(texts[i : i + batch]).astype(np.float16) for i in range(0, len(texts), batch)]
-        matrix = np.concatenate(parts) if parts else np.zeros((0, 1), np.float16)
+        rows: np.ndarray | None = None
+        todo = np.ones(self.n_chunks, dtype=bool)
+        if previous is not None and previous_rows is not None and previous.settings == self.settings:
+            old = previous_rows
+            rows = np.zeros((self.n_chunks, old.shape[1]), np.float16)
+            prev_by_path = {p: i for i, p in enumerate(previous.note_paths)}
+            for ni, p in enumerate(self.note_paths):
+                pi = prev_by_path.get(p)
+                if pi is None or previous.notes[pi].sha1 != self.notes[ni].sha1:
+                    continue
+                new, prev = self.chunks_of_note(ni), previous.chunks_of_note(pi)
+                if len(new) == len(prev):
+                    rows[new.start : new.stop] = old[prev.start : prev.stop]
+                    todo[new.start : new.stop] = False
+        ids = np.flatnonzero(todo)
+        parts = [
+            embedder.embed([texts[i] for i in ids[s : s + batch]]).astype(np.float16) for s in range(0, len(ids), batch)
+        ]
+        fresh = np.concatenate(parts) if parts else None
+        if rows is None:
+            matrix = fresh if fresh is not None else np.zeros((0, 1), np.float16)
+        else:
+            if fresh is not None:
+                rows[ids] = fresh
+            matrix = rows
         tmp = path.with_suffix(f".tmp-{os.getpid()}.npy")
         try:
             np.save(tmp, matrix)

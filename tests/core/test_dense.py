@@ -89,3 +89,28 @@ def test_wordllama_backend_offline(tmp_path: Path) -> None:
     v = emb.embed(["revert a commit that was already pushed", "sourdough starter feeding", "undo a pushed commit"])
     assert v.shape == (3, 256) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-4)
     assert v[2] @ v[0] > v[2] @ v[1] + 0.3
+
+
+def test_embeddings_refresh_incrementally(tmp_path: Path) -> None:
+    folder = write_notes(tmp_path / "n", {f"{c}.md": f"# {c}\n\nnote about {c} things" for c in "abcd"})
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+
+    class Counting(HashEmbedder):
+        embedded: list[str] = []
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            self.embedded.extend(texts)
+            return super().embed(texts)
+
+    emb = Counting()
+    first = np.asarray(lib.dense_matrix(emb)).copy()
+    assert len(emb.embedded) == lib.n_chunks == 4
+    emb.embedded.clear()
+    rows = lib.stored_dense(emb.name)  # mapped before the refresh removes this generation
+    (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
+    (folder / "e.md").write_text("# e\n\nnew note", encoding="utf-8")
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    again = np.asarray(new.dense_matrix(emb, previous=lib, previous_rows=rows))
+    assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
+    assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
+    assert np.array_equal(again, HashEmbedder().embed(new.chunk_texts()).astype(np.float16))
