@@ -496,6 +496,10 @@ class MainWindow(QMainWindow):
     def _on_progress_changed(self, done: int, total: int, chunks: int, current: str) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
+        if chunks < 0:  # the build process is embedding chunks for dense search
+            self.progress.setFormat(f"{done}/{total} chunks embedded")
+            self.statusBar().showMessage("Computing embeddings for dense search…")
+            return
         self.progress.setFormat(f"{done}/{total} files · {chunks} chunks")
         if current:
             self.statusBar().showMessage(f"Indexing {current}")

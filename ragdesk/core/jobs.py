@@ -7,7 +7,8 @@ analyzer's indexes and publishes them on disk, and the app then maps the result.
 
 Messages put on the queue (all picklable):
     ("opened",)                                  the stored index is current enough to search now
-    ("progress", done, total, chunks, current)   files done of total, chunks so far, current file
+    ("progress", done, total, chunks, current)   files done of total, chunks so far, current file;
+                                                 chunks = -1: chunks embedded of total (dense modes)
     ("done", BuildReport, damaged_reason_or_None)
     ("cancelled",) | ("failed", message)
 """
@@ -68,7 +69,12 @@ def build_job(
         )
         library.warm(analyzer)
         if embedder is not None:  # embeddings for dense and hybrid search, here rather than in the window's process
-            library.dense_matrix(embedder, previous=previous, previous_rows=previous_rows)
+            library.dense_matrix(
+                embedder,
+                previous=previous,
+                previous_rows=previous_rows,
+                progress=lambda done, total: queue.put(("progress", done, total, -1, "")),
+            )
     except BuildCancelled:
         queue.put(("cancelled",))
         return

@@ -422,6 +422,7 @@ class Library:
         batch: int = 2048,
         previous: Library | None = None,
         previous_rows: np.ndarray | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> np.ndarray:
         """The chunks' embeddings (float16, memory-mapped), computed and stored on first use.
 

@@ -267,3 +267,14 @@ def test_hybrid_mode_explains_fused_ranks(window: MainWindow, qtbot) -> None:  #
     assert top.score == pytest.approx(top.fusion.bm25_share + top.fusion.dense_share)
     assert window.fusion_label.isVisible() and "1/(60+" in window.fusion_label.text()
     assert window.breakdown_model.rowCount() > 0  # the BM25 breakdown stays beneath
+
+
+def test_mode_switch_explains_missing_extra(make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import ragdesk.app.window as window_mod
+
+    monkeypatch.setattr(window_mod, "dense_available", lambda: False)
+    w = make_window()
+    model = w.mode_combo.model()
+    assert model.item(0).isEnabled() and not model.item(1).isEnabled() and not model.item(2).isEnabled()
+    assert 'pip install "ragdesk[dense]"' in w.mode_combo.toolTip()
+    assert w.mode_combo.currentText() == "bm25"
