@@ -58,6 +58,11 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
         default="bm25",
         help='bm25, dense (embeddings) or hybrid (reciprocal rank fusion); dense needs pip install "ragdesk[dense]"',
     )
+    p.add_argument(
+        "--embedder",
+        default="wordllama",
+        help="embedding model of dense/hybrid: wordllama (default, bundled) or model2vec:/path/to/local/model",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,7 +158,7 @@ def _embedder(args: argparse.Namespace) -> Any:
     from .core.dense import DenseUnavailable, load_embedder
 
     try:
-        return load_embedder()
+        return load_embedder(args.embedder)
     except DenseUnavailable as exc:
         raise CliError(str(exc)) from exc
 

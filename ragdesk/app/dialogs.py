@@ -61,7 +61,9 @@ class SkippedDialog(QDialog):
 class SettingsDialog(QDialog):
     """Index settings (note types, ignore patterns, size limit, chunking) and the editor command."""
 
-    def __init__(self, settings: IndexSettings, editor_command: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: IndexSettings, editor_command: str, embedder: str = "wordllama", parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setObjectName("settingsDialog")
@@ -97,6 +99,10 @@ class SettingsDialog(QDialog):
         form.addRow("Overlap", self.overlap)
         form.addRow("", self.context)
         form.addRow("Editor command", self.editor)
+        self.embedder = QLineEdit(embedder)
+        self.embedder.setObjectName("embedderEdit")
+        self.embedder.setPlaceholderText("wordllama, or model2vec:/path/to/local/model (never downloaded)")
+        form.addRow("Embedding model", self.embedder)
         self.error = QLabel("")
         self.error.setStyleSheet("color: #b00020")
         form.addRow(self.error)

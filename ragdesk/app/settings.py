@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 from ..core.analyzers import DEFAULT_ANALYZER, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.chunking import ChunkOptions
+from ..core.dense import DEFAULT_EMBEDDER
 from ..core.library import IndexSettings
 from ..core.loader import DEFAULT_EXTENSIONS, DEFAULT_MAX_BYTES, LoadOptions
 from ..core.prompt import DEFAULT_INSTRUCTIONS
@@ -106,6 +107,11 @@ class AppSettings:
     @property
     def instructions(self) -> str:
         return self.get("prompt/instructions", DEFAULT_INSTRUCTIONS)
+
+    @property
+    def embedder(self) -> str:
+        """The embedding model of dense and hybrid search: "wordllama" or "model2vec:/local/folder"."""
+        return self.get("dense/embedder", DEFAULT_EMBEDDER) or DEFAULT_EMBEDDER
 
     @property
     def editor_command(self) -> str:

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 from ..core import store
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
-from ..core.dense import MODES, dense_available
+from ..core.dense import MODES, dense_available, embedder_name
 from ..core.explain import TermRow, explanation_text
 from ..core.injection import detect_injection
 from ..core.library import Hit, IndexSettings, Library
@@ -124,7 +124,7 @@ class MainWindow(QMainWindow):
         self.mode_combo = QComboBox(self)
         self.mode_combo.setObjectName("modeCombo")
         self.mode_combo.addItems(list(MODES))
-        if not dense_available():
+        if not dense_available(self.settings.embedder):
             hint = 'Dense and hybrid search need the optional extra: pip install "ragdesk[dense]"'
             for i in (1, 2):
                 item = self.mode_combo.model().item(i)  # type: ignore[attr-defined]
@@ -401,7 +401,7 @@ class MainWindow(QMainWindow):
         s = self.settings
         self.analyzer_combo.setCurrentText(s.analyzer().name)
         mode = s.get("search/mode", "bm25")
-        if mode in MODES and (mode == "bm25" or dense_available()):
+        if mode in MODES and (mode == "bm25" or dense_available(s.embedder)):
             self.mode_combo.setCurrentText(mode)
         self.k1_spin.setValue(s.k1())
         self.b_spin.setValue(s.b())
@@ -473,7 +473,7 @@ class MainWindow(QMainWindow):
             self.index_dir,
             self.settings.index_settings(),
             self.current_analyzer(),
-            dense=self.mode_combo.currentText() != "bm25",
+            embedder=self.settings.embedder if self.mode_combo.currentText() != "bm25" else None,
         )
         if self.engine.building:
             self._pending_build = request
@@ -580,7 +580,11 @@ class MainWindow(QMainWindow):
         self.run_search()
 
     def _on_mode_changed(self, mode: str) -> None:
-        if mode != "bm25" and self.library is not None and not self.library.has_dense():
+        if (
+            mode != "bm25"
+            and self.library is not None
+            and not self.library.has_dense(embedder_name(self.settings.embedder))
+        ):
             self.statusBar().showMessage("Computing embeddings for dense search (once per index)…")
             self.refresh()  # the build process embeds the chunks; results follow when it is done
             return
@@ -604,6 +608,7 @@ class MainWindow(QMainWindow):
             RESULTS_K,
             self.pinned.chunk_id if self.pinned is not None else None,
             self.mode_combo.currentText(),
+            self.settings.embedder,
         )
         self.last_request = request
         self.engine.search(request)
@@ -876,10 +881,13 @@ class MainWindow(QMainWindow):
             SkippedDialog(self.library.skipped, self).exec()
 
     def edit_settings(self) -> None:
-        dialog = SettingsDialog(self.settings.index_settings(), self.settings.editor_command, self)
+        dialog = SettingsDialog(
+            self.settings.index_settings(), self.settings.editor_command, self.settings.embedder, self
+        )
         if dialog.exec() and dialog.result_settings is not None:
-            self.apply_index_settings(dialog.result_settings)
             self.settings.set("editor/command", dialog.editor.text().strip())
+            self.settings.set("dense/embedder", dialog.embedder.text().strip())
+            self.apply_index_settings(dialog.result_settings)
 
     def apply_index_settings(self, new: IndexSettings) -> None:
         changed = new != self.settings.index_settings()

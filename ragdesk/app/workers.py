@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
-from ..core.dense import Embedder, load_embedder
+from ..core.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, load_embedder
 from ..core.explain import TermRow
 from ..core.jobs import build_job
 from ..core.library import BuildReport, IndexSettings, Library, SearchResult
@@ -30,7 +30,7 @@ class BuildRequest:
     index_dir: str | None
     settings: IndexSettings
     analyzer: AnalyzerConfig
-    dense: bool = False  # also compute embeddings (dense and hybrid modes)
+    embedder: str | None = None  # also compute embeddings with this model (dense and hybrid modes)
 
 
 @dataclass
@@ -79,7 +79,7 @@ class BuildWorker(QObject):
                 request.analyzer,
                 queue,
                 child_cancel,
-                request.dense,
+                request.embedder,
             ),
             name="ragdesk-build",
         )
@@ -144,6 +144,7 @@ class SearchRequest:
     k: int
     pinned: int | None = None  # chunk id pinned for comparison
     mode: str = "bm25"  # bm25, dense or hybrid
+    embedder: str = DEFAULT_EMBEDDER  # which embedding model dense and hybrid use
 
 
 @dataclass
@@ -167,14 +168,14 @@ class SearchWorker(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.library: Library | None = None
-        self._loaded_embedder: Embedder | None = None
+        self._embedders: dict[str, Embedder] = {}
         self.latest_serial = 0  # written by the GUI thread, read here (a plain int: atomic under the GIL)
 
-    def _embedder(self) -> Embedder:
-        """Load the embedding model once, in this thread (raises DenseUnavailable when not installed)."""
-        if self._loaded_embedder is None:
-            self._loaded_embedder = load_embedder()
-        return self._loaded_embedder
+    def _embedder(self, spec: str) -> Embedder:
+        """Load the embedding model once per spec, in this thread (raises DenseUnavailable when missing)."""
+        if spec not in self._embedders:
+            self._embedders[spec] = load_embedder(spec)
+        return self._embedders[spec]
 
     @Slot(object)
     def set_library(self, library: Library) -> None:
@@ -187,9 +188,9 @@ class SearchWorker(QObject):
         lib = self.library
         try:
             mode = request.mode
-            if mode != "bm25" and not lib.has_dense():
+            if mode != "bm25" and not lib.has_dense(embedder_name(request.embedder)):
                 mode = "bm25"  # embeddings are computed by the build process, never in the window's process
-            embedder = self._embedder() if mode != "bm25" else None
+            embedder = self._embedder(request.embedder) if mode != "bm25" else None
             result = lib.search(request.query, request.analyzer, request.k1, request.b, request.k, True, mode, embedder)
             if mode != request.mode and result.reason is None:
                 result.reason = f"embeddings are not computed yet: BM25 results shown instead of {request.mode}"

@@ -8,6 +8,7 @@ beside the BM25 index in the same generation.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,7 +26,8 @@ class DenseUnavailable(RuntimeError):
 
 
 class Embedder(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, each row L2-normalized."""
@@ -59,16 +61,58 @@ class WordLlamaEmbedder:
         return np.asarray(self._model.embed(texts, norm=True, batch_size=256), dtype=np.float32)
 
 
-def dense_available() -> bool:
-    """Whether the optional embedding backend is installed (without importing it)."""
+class Model2VecEmbedder:
+    """A model2vec static model from a local folder chosen by the user (never fetched from a hub)."""
+
+    def __init__(self, folder: str) -> None:
+        path = Path(folder).expanduser()
+        if not path.is_dir():
+            raise DenseUnavailable(
+                f"model2vec needs a local model folder; {folder} is not one (ragdesk never downloads models)"
+            )
+        try:
+            from model2vec import StaticModel
+        except ImportError as exc:
+            raise DenseUnavailable("this embedding model needs model2vec: pip install model2vec") from exc
+        self._model = StaticModel.from_pretrained(str(path), force_download=False)
+        self.name = embedder_name(f"model2vec:{folder}")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self._model.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+DEFAULT_EMBEDDER = "wordllama"
+
+
+def embedder_name(spec: str | None) -> str:
+    """The storage name of an embedder spec ("wordllama" or "model2vec:/path"), without loading it."""
+    if not spec or spec == DEFAULT_EMBEDDER:
+        return WordLlamaEmbedder.name
+    kind, _, folder = spec.partition(":")
+    resolved = str(Path(folder).expanduser().resolve())
+    digest = hashlib.sha1(resolved.encode("utf-8")).hexdigest()[:8]
+    return f"{kind}-{Path(resolved).name}-{digest}"
+
+
+def dense_available(spec: str | None = None) -> bool:
+    """Whether the embedding backend of `spec` is installed (without importing it)."""
     import importlib.util
 
-    return importlib.util.find_spec("wordllama") is not None
+    module = "model2vec" if spec and spec.startswith("model2vec:") else "wordllama"
+    return importlib.util.find_spec(module) is not None
 
 
-def load_embedder() -> Embedder:
-    """The default embedding backend, or DenseUnavailable with an install hint."""
-    return WordLlamaEmbedder()
+def load_embedder(spec: str | None = None) -> Embedder:
+    """The embedding backend named by `spec` ("wordllama", the default, or "model2vec:/local/folder"),
+    or DenseUnavailable with what to install or fix."""
+    if not spec or spec == DEFAULT_EMBEDDER:
+        return WordLlamaEmbedder()
+    kind, _, folder = spec.partition(":")
+    if kind == "model2vec" and folder:
+        return Model2VecEmbedder(folder)
+    raise DenseUnavailable(f"unknown embedding model {spec!r}; use wordllama or model2vec:/path/to/model")
 
 
 def dense_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

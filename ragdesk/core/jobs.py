@@ -34,11 +34,11 @@ def build_job(
     analyzer: AnalyzerConfig,
     queue: Any,
     cancel: Any,
-    dense: bool = False,
+    embedder_spec: str | None = None,
 ) -> None:
     """Child-process entry point: build or refresh `folder`'s index, reporting on `queue`.
 
-    With `dense`, the chunks' embeddings are computed too (dense and hybrid modes).
+    With `embedder_spec` (see core.dense.load_embedder), the chunks' embeddings are computed too.
     """
     last = 0.0
 
@@ -51,7 +51,7 @@ def build_job(
 
     damaged = None
     try:
-        embedder = load_embedder() if dense else None
+        embedder = load_embedder(embedder_spec) if embedder_spec else None
         previous = None
         previous_rows = None
         try:

@@ -403,7 +403,7 @@ class Library:
                 out.append(f"{context}\n{text[start:end]}" if context else text[start:end])
         return out
 
-    def has_dense(self, name: str = WordLlamaEmbedder.name) -> bool:
+    def has_dense(self, name: str = WordLlamaEmbedder.name) -> bool:  # name: see core.dense.embedder_name
         """Whether this index already holds embeddings from the named backend."""
         return (self.generation / f"dense-{name}.npy").is_file()
 

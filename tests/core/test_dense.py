@@ -114,3 +114,30 @@ def test_embeddings_refresh_incrementally(tmp_path: Path) -> None:
     assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, HashEmbedder().embed(new.chunk_texts()).astype(np.float16))
+
+
+def test_model2vec_local_folder_backend(tmp_path: Path) -> None:
+    """A user-chosen local model2vec folder works offline; a missing folder is a clear error."""
+    pytest.importorskip("model2vec")
+    pytest.importorskip("wordllama")
+    from importlib import resources
+
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+
+    from ragdesk.core.dense import DenseUnavailable, embedder_name, load_embedder
+
+    tok = Tokenizer.from_file(
+        str(resources.files("wordllama").joinpath("tokenizers", "l2_supercat_tokenizer_config.json"))
+    )
+    vectors = np.random.default_rng(0).normal(size=(tok.get_vocab_size(), 16)).astype(np.float32)
+    StaticModel(vectors=vectors, tokenizer=tok, normalize=True).save_pretrained(str(tmp_path / "m2v"))
+    spec = f"model2vec:{tmp_path / 'm2v'}"
+    emb = load_embedder(spec)
+    v = emb.embed(["hello world", "notes about git"])
+    assert v.shape == (2, 16) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    assert emb.name == embedder_name(spec) and emb.name.startswith("model2vec-m2v-")
+    with pytest.raises(DenseUnavailable, match="local model folder"):
+        load_embedder(f"model2vec:{tmp_path / 'nowhere'}")
+    with pytest.raises(DenseUnavailable, match="unknown embedding model"):
+        load_embedder("bert")
