@@ -78,15 +78,6 @@ class MainWindow(QMainWindow):
         self.index_dir = index_dir
         self.folder: str | None = None
         self.library: Library | None = None
-        self.engine = Engine(self)
-        self.engine.builder.progress_changed.connect(self._on_progress_changed)
-        self.engine.builder.index_opened.connect(self._on_index_opened)
-        self.engine.builder.index_built.connect(self._on_index_built)
-        self.engine.builder.build_failed.connect(self._on_build_failed)
-        self.engine.builder.build_cancelled.connect(self._on_build_cancelled)
-        self.engine.searcher.search_finished.connect(self._on_search_finished)
-        self.engine.searcher.ranks_found.connect(self._on_ranks_found)
-        self.engine.searcher.search_failed.connect(self._on_search_failed)
         self.last_request: SearchRequest | None = None
         self.pinned: Hit | None = None
         self.prompt: Prompt | None = None
@@ -97,6 +88,16 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self._build_ui()
         self._build_menus()
+        # The worker threads start last, so a window that fails to build leaves no thread behind.
+        self.engine = Engine(self)
+        self.engine.builder.progress_changed.connect(self._on_progress_changed)
+        self.engine.builder.index_opened.connect(self._on_index_opened)
+        self.engine.builder.index_built.connect(self._on_index_built)
+        self.engine.builder.build_failed.connect(self._on_build_failed)
+        self.engine.builder.build_cancelled.connect(self._on_build_cancelled)
+        self.engine.searcher.search_finished.connect(self._on_search_finished)
+        self.engine.searcher.ranks_found.connect(self._on_ranks_found)
+        self.engine.searcher.search_failed.connect(self._on_search_failed)
         self._restore_state()
 
     # ---- construction -------------------------------------------------------------------------

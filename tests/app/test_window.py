@@ -272,7 +272,7 @@ def test_hybrid_mode_explains_fused_ranks(window: MainWindow, qtbot) -> None:  #
 def test_mode_switch_explains_missing_extra(make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import ragdesk.app.window as window_mod
 
-    monkeypatch.setattr(window_mod, "dense_available", lambda: False)
+    monkeypatch.setattr(window_mod, "dense_available", lambda spec=None: False)
     w = make_window()
     model = w.mode_combo.model()
     assert model.item(0).isEnabled() and not model.item(1).isEnabled() and not model.item(2).isEnabled()
