@@ -243,6 +243,11 @@ class MainWindow(QMainWindow):
         wv.addWidget(self.ranks_label)
         wv.addWidget(self.fusion_label)
         split_why = QSplitter(Qt.Orientation.Vertical, self)
+        split_why.setObjectName("whySplitter")
+        self.why_splitter = split_why
+        self.chunk_view.setMinimumHeight(70)
+        self.breakdown_view.setMinimumHeight(120)
+        self.compare_view.setMinimumHeight(90)
         split_why.addWidget(self.chunk_view)
         table_box = QWidget(self)
         tv = QVBoxLayout(table_box)
@@ -413,11 +418,13 @@ class MainWindow(QMainWindow):
         geometry = s.get("window/geometry", None, QByteArray)
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1280, 800)
-            self.main_splitter.setSizes([700, 580])
-            self.right_splitter.setSizes([480, 320])
+            self.main_splitter.setSizes([640, 640])
+            self.right_splitter.setSizes([520, 280])
+            self.why_splitter.setSizes([150, 370])
         for key, splitter in (
             ("window/main_splitter", self.main_splitter),
             ("window/right_splitter", self.right_splitter),
+            ("window/why_splitter", self.why_splitter),
         ):
             state = s.get(key, None, QByteArray)
             if state is not None:
@@ -437,6 +444,7 @@ class MainWindow(QMainWindow):
         s.set("window/geometry", self.saveGeometry())
         s.set("window/main_splitter", self.main_splitter.saveState())
         s.set("window/right_splitter", self.right_splitter.saveState())
+        s.set("window/why_splitter", self.why_splitter.saveState())
         s.sync()
 
     # ---- folders and building -----------------------------------------------------------------
