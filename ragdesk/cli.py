@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +201,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         from .core import store
 
         store.prune(store.index_dir_for(folder, args.index_dir), keep=None)
-    lib, report = build_index(folder, args.index_dir, _settings(args))
+    lib, report = build_index(folder, args.index_dir, _settings(args), progress=_terminal_progress())
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
@@ -216,6 +219,21 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(f"  {'decoded' if s.loaded else 'skipped'}: {s.path}: {s.reason}")
     print(f"index: {lib.root}")
     return 0
+
+
+def _terminal_progress() -> Any:
+    """A progress line on stderr when it is a terminal (scripts and pipes get no noise)."""
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int, chunks: int, current: str) -> None:
+        now = time.monotonic()
+        if done == total or now - last[0] > 0.1:
+            last[0] = now
+            print(f"\r{done}/{total} files, {chunks} chunks  ", end="", file=sys.stderr, flush=True)
+
+    return show
 
 
 def _print_hits(result: Any, explain: bool) -> None:
