@@ -928,8 +928,8 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "ragdesk", message)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if obj is self.search_field and event.type() == QEvent.Type.KeyPress:
-            key = QKeyEvent(event).key() if not isinstance(event, QKeyEvent) else event.key()
+        if obj is self.search_field and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            key = event.key()
             if key in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.results_model.rowCount():
                 row = self.results_view.currentIndex().row()
                 row = max(0, min(self.results_model.rowCount() - 1, row + (1 if key == Qt.Key.Key_Down else -1)))
