@@ -48,6 +48,7 @@ from ..core.library import Hit, IndexSettings, Library
 from ..core.prompt import ORDERS, Excerpt, Prompt, build_prompt
 from .delegates import ContributionBarDelegate, HtmlDelegate, ShareBarDelegate, swatch
 from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog, SkippedDialog
+from .evaluate import EvaluateDialog
 from .models import BreakdownModel, HitRole, ResultsModel, highlighted_html, term_color
 from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
@@ -396,6 +397,8 @@ class MainWindow(QMainWindow):
         action(edit_menu, "Copy &Explanation", self.copy_explanation, "Ctrl+Shift+E", "copyExplanationAction")
         action(edit_menu, "P&in Result for Compare", self.toggle_pin, "Ctrl+P", "pinAction")
         action(edit_menu, "Prompt &Instructions…", self.edit_instructions, None, "instructionsAction")
+        tools_menu = self.menuBar().addMenu("&Tools")
+        action(tools_menu, "&Evaluate on Questions…", self.show_evaluation, "Ctrl+Shift+V", "evaluateAction")
         note_menu = self.menuBar().addMenu("&Note")
         action(note_menu, "&Open in Editor", self.open_current_note, "Ctrl+Return", "openNoteAction")
         action(note_menu, "&Reveal in Folder", self.reveal_current_note, "Ctrl+Shift+R", "revealAction")
@@ -904,6 +907,16 @@ class MainWindow(QMainWindow):
         if changed:
             self.refresh()
 
+    def show_evaluation(self) -> EvaluateDialog | None:
+        """Open the Evaluate dialog on the current index (non-modal, so searching goes on)."""
+        if self.library is None:
+            self.statusBar().showMessage("Open a folder first: evaluation runs on its index.", 5000)
+            return None
+        dialog = EvaluateDialog(self.library, self.current_analyzer(), self.k1_spin.value(), self.b_spin.value(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
     def show_shortcuts(self) -> None:
         QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HTML)
 
@@ -938,6 +951,8 @@ class MainWindow(QMainWindow):
         return super().eventFilter(obj, event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        for dialog in self.findChildren(EvaluateDialog):
+            dialog.close()  # stops its evaluation thread
         self.save_state()
         self.engine.shutdown()
         super().closeEvent(event)
@@ -955,6 +970,7 @@ SHORTCUTS = [
     ("Ctrl+O", "Open a notes folder"),
     ("F5", "Refresh the index"),
     ("Ctrl+,", "Settings"),
+    ("Ctrl+Shift+V", "Evaluate retrieval on a questions file"),
     ("F1", "This list"),
 ]
 SHORTCUTS_HTML = (

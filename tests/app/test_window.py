@@ -278,3 +278,46 @@ def test_mode_switch_explains_missing_extra(make_window, monkeypatch) -> None:  
     assert model.item(0).isEnabled() and not model.item(1).isEnabled() and not model.item(2).isEnabled()
     assert 'pip install "ragdesk[dense]"' in w.mode_combo.toolTip()
     assert w.mode_combo.currentText() == "bm25"
+
+
+def test_evaluate_dialog_compares_analyzers(window: MainWindow, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    import csv
+    import json
+
+    from ragdesk.core.analyzers import AnalyzerConfig
+    from ragdesk.core.evaluate import evaluate, load_questions
+
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(
+        '{"id": "1", "question": "rebase history", "expected": "git.md", "kind": "direct"}\n'
+        '{"id": "2", "question": "indukce", "expected": "cs/indukce.md", "kind": "direct"}\n'
+        '{"id": "3", "question": "proof method", "expected": "cs/indukce.md", "kind": "paraphrase"}\n',
+        encoding="utf-8",
+    )
+    dialog = window.show_evaluation()
+    dialog.path_edit.setText(str(qfile))
+    with qtbot.waitSignal(dialog.evaluation_shown, timeout=30000):
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    assert dialog.message.text() == "Done." and dialog.progress.value() == dialog.progress.maximum() == 12
+    expected = evaluate(window.library, load_questions(qfile), AnalyzerConfig("stems")).metrics()
+    stems = next(r for r in dialog.rows if r["analyzer"] == "stems" and r["kind"] == "all")
+    assert stems["mrr"] == expected["mrr"] and stems["hit@5"] == expected["hit@5"]
+    assert {r["kind"] for r in dialog.rows} == {"all", "direct", "paraphrase"}
+    assert dialog.table.rowCount() == len(dialog.rows) == 4 * 3
+    assert [name for name, _ in dialog.chart.values] == ["words", "stems", "trigrams", "combined"]
+    dialog.export(tmp_path / "out.csv", "csv")
+    rows = list(csv.DictReader(open(tmp_path / "out.csv", encoding="utf-8")))
+    assert rows[0]["analyzer"] == "words" and float(rows[0]["mrr"]) == dialog.rows[0]["mrr"]
+    dialog.export(tmp_path / "out.json", "json")
+    assert json.loads((tmp_path / "out.json").read_text())["rows"] == dialog.rows
+    dialog.close()
+
+
+def test_evaluate_dialog_reports_bad_file(window: MainWindow, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n", encoding="utf-8")
+    dialog = window.show_evaluation()
+    dialog.path_edit.setText(str(bad))
+    dialog.start()
+    assert dialog.message.text().startswith("bad.jsonl:1: not valid JSON")
+    dialog.close()
