@@ -10,7 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from ..core.explain import TermRow
-from ..core.injection import describe, detect_injection
+from ..core.injection import Finding, describe, detect_injection
 from ..core.library import Hit, SearchResult
 
 HitRole = Qt.ItemDataRole.UserRole + 1
@@ -94,7 +94,8 @@ class ResultsModel(_TableModel):
         self.highlights: dict[int, list[tuple[int, int, str]]] = {}
         self.stale: set[int] = set()
         self.excluded: set[int] = set()  # chunk ids the user unticked
-        self.flags_by_chunk: dict[int, str] = {}
+        self.findings: dict[int, list[Finding]] = {}  # chunk id -> instruction-like passages
+        self._max_bm25 = 1.0
 
     def set_result(
         self, result: SearchResult, highlights: dict[int, list[tuple[int, int, str]]], stale: set[int]
@@ -104,18 +105,18 @@ class ResultsModel(_TableModel):
         self.hits = list(result.hits)
         self.highlights = highlights
         self.stale = stale
-        self.flags_by_chunk = {h.chunk_id: describe(detect_injection(h.text)) for h in self.hits}
-        self.flags_by_chunk = {k: v for k, v in self.flags_by_chunk.items() if v}
+        self.findings = {h.chunk_id: f for h in self.hits if (f := detect_injection(h.text))}
+        self._max_bm25 = max((sum(r.contribution for r in h.explain) for h in self.hits), default=0.0) or 1.0
         self.endResetModel()
 
     def clear(self) -> None:
         self.beginResetModel()
-        self.result, self.hits, self.highlights, self.stale, self.flags_by_chunk = None, [], {}, set(), {}
+        self.result, self.hits, self.highlights, self.stale, self.findings = None, [], {}, set(), {}
         self.endResetModel()
 
     def max_bm25_score(self) -> float:
         """The largest BM25 sum among the hits (scales the contribution bars in every mode)."""
-        return max((sum(r.contribution for r in h.explain) for h in self.hits), default=0.0) or 1.0
+        return self._max_bm25
 
     def included_hits(self) -> list[Hit]:
         return [h for h in self.hits if h.chunk_id not in self.excluded]
@@ -148,9 +149,7 @@ class ResultsModel(_TableModel):
             if col == self.COL_SCORE:
                 return f"{hit.score:.4f}" if hit.fusion is not None else f"{hit.score:.3f}"
             if col == self.COL_SOURCE:
-                marks = ("⚠ " if hit.chunk_id in self.flags_by_chunk else "") + (
-                    "✎ " if hit.chunk_id in self.stale else ""
-                )
+                marks = ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
                 return marks + hit.path + (f" › {hit.heading}" if hit.heading else "") + f" :{hit.start_line}"
             if col == self.COL_SNIPPET:
                 return " ".join(hit.text.split())[:300]
@@ -160,8 +159,8 @@ class ResultsModel(_TableModel):
             tips = []
             if hit.chunk_id in self.stale:
                 tips.append("This note changed on disk since it was indexed; refresh (F5) to update.")
-            if hit.chunk_id in self.flags_by_chunk:
-                tips.append("Instruction-like text: " + self.flags_by_chunk[hit.chunk_id])
+            if hit.chunk_id in self.findings:
+                tips.append("Instruction-like text: " + describe(self.findings[hit.chunk_id]))
             if col == self.COL_BAR:
                 tips.append(", ".join(f"{r.term}: {r.contribution:.3f}" for r in hit.explain if r.contribution))
             return "\n".join(tips) or None

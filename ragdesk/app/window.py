@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QModelIndex, QObject, QProcess, Qt, QTimer, QUrl, Signal
@@ -43,7 +44,6 @@ from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.dense import MODES, dense_available, embedder_name
 from ..core.explain import TermRow, explanation_text
-from ..core.injection import detect_injection
 from ..core.library import Hit, IndexSettings, Library
 from ..core.prompt import ORDERS, Excerpt, Prompt, build_prompt
 from .delegates import ContributionBarDelegate, HtmlDelegate, ShareBarDelegate, swatch
@@ -647,18 +647,7 @@ class MainWindow(QMainWindow):
         if result.reason and result.hits:
             self.statusBar().showMessage(f"Note: {result.reason}", 5000)
         if self.pinned is not None and outcome.pinned_rows:
-            self.pinned = Hit(
-                0,
-                outcome.pinned_score,
-                self.pinned.chunk_id,
-                self.pinned.path,
-                self.pinned.heading,
-                self.pinned.start_line,
-                self.pinned.end_line,
-                self.pinned.length,
-                self.pinned.text,
-                outcome.pinned_rows,
-            )
+            self.pinned = replace(self.pinned, rank=0, score=outcome.pinned_score, explain=outcome.pinned_rows)
         row = next((i for i, h in enumerate(result.hits) if h.chunk_id == previous_chunk), 0 if result.hits else -1)
         if row >= 0:
             self.results_view.selectRow(row)
@@ -698,7 +687,7 @@ class MainWindow(QMainWindow):
         )
         spans = self.results_model.highlights.get(hit.chunk_id, [])
         body = highlighted_html(hit.text, spans).replace("\n", "<br>")
-        flags = detect_injection(hit.text)
+        flags = self.results_model.findings.get(hit.chunk_id, [])  # found once, when the results arrived
         warn = ""
         if flags:
             warn = (

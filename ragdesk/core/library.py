@@ -392,26 +392,33 @@ class Library:
             ]
         return [(doc, f.score, f) for doc, f in rrf_fuse(bm25, dense, max(k, FUSION_DEPTH))]
 
-    def chunk_texts(self) -> list[str]:
-        """Every chunk's indexed text (context, then text), decoding each note once."""
+    def chunk_texts(self, chunk_ids: Sequence[int] | None = None) -> list[str]:
+        """The indexed text (context, then text) of the given chunks (all by default), in order;
+        each note involved is decoded once."""
+        ids = range(self.n_chunks) if chunk_ids is None else chunk_ids
         out = []
-        for note_idx in range(len(self.note_paths)):
-            text = self.note_text(note_idx)
-            for c in self.chunks_of_note(note_idx):
-                start, end = (int(x) for x in self.spans[c])
-                context = self.chunk_context(c)
-                out.append(f"{context}\n{text[start:end]}" if context else text[start:end])
+        decoded: tuple[int, str] = (-1, "")
+        for c in ids:
+            note_idx = int(self.chunk_note[c])
+            if decoded[0] != note_idx:
+                decoded = (note_idx, self.note_text(note_idx))
+            start, end = (int(x) for x in self.spans[c])
+            context = self.chunk_context(c)
+            out.append(f"{context}\n{decoded[1][start:end]}" if context else decoded[1][start:end])
         return out
+
+    def _dense_path(self, name: str) -> Path:
+        return self.generation / f"dense-{name}.npy"
 
     def has_dense(self, name: str = WordLlamaEmbedder.name) -> bool:  # name: see core.dense.embedder_name
         """Whether this index already holds embeddings from the named backend."""
-        return (self.generation / f"dense-{name}.npy").is_file()
+        return self._dense_path(name).is_file()
 
     def stored_dense(self, name: str) -> np.ndarray | None:
         """This index's stored embeddings (memory-mapped), or None. The map stays valid on POSIX even
         after a refresh deletes this generation, which is how a refresh reuses them."""
         try:
-            matrix = np.load(self.generation / f"dense-{name}.npy", mmap_mode="r")
+            matrix = np.load(self._dense_path(name), mmap_mode="r")
         except (OSError, ValueError):
             return None
         return matrix if matrix.shape[0] == self.n_chunks else None
@@ -429,13 +436,12 @@ class Library:
         With `previous` (the index this one refreshed) and its embeddings, the rows of unchanged notes
         are copied, so only new and changed chunks are embedded again.
         """
-        path = self.generation / f"dense-{embedder.name}.npy"
+        path = self._dense_path(embedder.name)
         stored = self.stored_dense(embedder.name)
         if stored is not None:
             return stored
         if previous is not None and previous_rows is None:
             previous_rows = previous.stored_dense(embedder.name)
-        texts = self.chunk_texts()
         rows: np.ndarray | None = None
         todo = np.ones(self.n_chunks, dtype=bool)
         if previous is not None and previous_rows is not None and previous.settings == self.settings:
@@ -451,9 +457,12 @@ class Library:
                     rows[new.start : new.stop] = old[prev.start : prev.stop]
                     todo[new.start : new.stop] = False
         ids = np.flatnonzero(todo)
-        parts = [
-            embedder.embed([texts[i] for i in ids[s : s + batch]]).astype(np.float16) for s in range(0, len(ids), batch)
-        ]
+        parts = []
+        for start in range(0, len(ids), batch):
+            chunk_ids = ids[start : start + batch].tolist()  # only the chunks that need embedding are read
+            parts.append(embedder.embed(self.chunk_texts(chunk_ids)).astype(np.float16))
+            if progress is not None:
+                progress(start + len(chunk_ids), len(ids))
         fresh = np.concatenate(parts) if parts else None
         if rows is None:
             matrix = fresh if fresh is not None else np.zeros((0, 1), np.float16)

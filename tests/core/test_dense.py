@@ -110,7 +110,11 @@ def test_embeddings_refresh_incrementally(tmp_path: Path) -> None:
     (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
     (folder / "e.md").write_text("# e\n\nnew note", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-    again = np.asarray(new.dense_matrix(emb, previous=lib, previous_rows=rows))
+    calls: list[tuple[int, int]] = []
+    again = np.asarray(
+        new.dense_matrix(emb, previous=lib, previous_rows=rows, progress=lambda d, t: calls.append((d, t)))
+    )
+    assert calls == [(2, 2)]  # progress counts only the chunks that are embedded again
     assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, HashEmbedder().embed(new.chunk_texts()).astype(np.float16))
