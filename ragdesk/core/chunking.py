@@ -16,6 +16,7 @@ import numpy as np
 from .loader import Note
 
 CHUNKERS = ("markdown", "words")
+MIN_FILL = 0.5  # a markdown chunk ends no earlier than this share of `size` words
 HEADING_SEP = " › "
 _NONSPACE = re.compile(r"\S+")
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -180,72 +181,80 @@ def _blocks(note: Note) -> list[_Block]:
     return blocks
 
 
+# Break strengths before a word: where a chunk may end. Higher is preferred; ties go to the later word.
+_BREAK_SENTENCE, _BREAK_BLOCK, _BREAK_HEADING = 1, 2, 3
+_SENTENCE_END = frozenset(".!?:;")
+
+
+def _break_points(note: Note, starts: list[int], ends: list[int]) -> np.ndarray:
+    """For each word, how good a chunk boundary just before it is (0 = mid-sentence)."""
+    score = np.zeros(len(starts), dtype=np.int8)
+    text = note.text
+    ends_sentence = [text[e - 1] in _SENTENCE_END for e in ends]
+    score[1:][np.asarray(ends_sentence[:-1], dtype=bool)] = _BREAK_SENTENCE
+    code = np.zeros(len(starts), dtype=bool)
+    word_starts = np.asarray(starts)
+    for block in _blocks(note):
+        first = int(np.searchsorted(word_starts, block.start))
+        last = int(np.searchsorted(word_starts, block.end))
+        if first >= len(starts):
+            continue
+        score[first] = _BREAK_HEADING if block.is_heading else _BREAK_BLOCK
+        if text.startswith(("```", "~~~"), block.start) or text[block.start : block.start + 4].lstrip().startswith(
+            ("```", "~~~")
+        ):
+            code[first + 1 : last] = True
+    score[code] = 0  # never cut inside a code block if a better place exists
+    return score
+
+
+def _trail_at(blocks: list[_Block], start: int, end: int) -> tuple[str, ...]:
+    """A chunk's heading trail: that of its first text (not heading) block, else of its first heading."""
+    first_heading: tuple[str, ...] = ()
+    for b in blocks:
+        if b.end <= start:
+            continue
+        if b.start >= end:
+            break
+        if not b.is_heading and b.heading:
+            return b.heading
+        if b.is_heading and not first_heading:
+            first_heading = b.heading
+    return first_heading
+
+
 def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
-    """Structure-aware chunks: sections start new chunks; whole paragraphs are packed to `size` words."""
+    """Structure-aware chunks of about `size` words.
+
+    Each chunk ends at the best boundary in the second half of its window: a heading, else
+    a paragraph or code block edge, else a sentence end, else exactly `size` words. Chunks
+    stay close to `size` (uniform lengths keep BM25's length normalisation fair) while
+    sections, paragraphs and code blocks stay whole where they fit. Neighbours share
+    `overlap` words where a cut falls inside a paragraph.
+    """
     lines = _Lines(note.text)
     size, overlap = options.size, options.overlap
+    starts, ends = _word_spans(note.text, note.body_start, len(note.text))
+    n = len(starts)
+    if not n:
+        return []
+    breaks = _break_points(note, starts, ends)
+    blocks = _blocks(note)
     chunks: list[Chunk] = []
-    cur: list[_Block] = []
-    cur_words = 0
-
-    def emit() -> None:
-        nonlocal cur, cur_words
-        if cur and not all(b.is_heading for b in cur):
-            chunks.append(_make(note, lines, HEADING_SEP.join(cur[-1].heading), cur[0].start, cur[-1].end))
-        cur, cur_words = [], 0
-
-    def overlap_start(section: tuple[str, ...]) -> int | None:
-        """Start of the last `overlap` words of the previous chunk, if it is in the same section."""
-        if not overlap or not chunks or not cur or chunks[-1].heading != HEADING_SEP.join(section):
-            return None
-        prev = chunks[-1]
-        parts = prev.text.rsplit(None, overlap)
-        if len(parts) <= overlap:
-            return None
-        tail = _NONSPACE.search(prev.text, len(parts[0]))
-        return prev.start + tail.start() if tail else None
-
-    for block in _blocks(note):
-        if block.is_heading:
-            # Headings open a new chunk, unless the chunk so far holds only headings.
-            if cur and not all(b.is_heading for b in cur):
-                emit()
-            cur.append(block)
-            cur_words += block.words
-            continue
-        if block.words > size:
-            # Over-long paragraph (or code block): flush, then cut into overlapping windows.
-            pending_headings = cur if all(b.is_heading for b in cur) else []
-            if not pending_headings:
-                emit()
-            starts, ends = _word_spans(note.text, block.start, block.end)
-            head_words = sum(b.words for b in pending_headings)
-            first_size = max(size - head_words, 1)
-            start0 = pending_headings[0].start if pending_headings else None
-            i, first = 0, True
-            while i < len(starts):
-                n = first_size if first else size
-                j = min(i + n, len(starts))
-                s = start0 if first and start0 is not None else starts[i]
-                chunks.append(_make(note, lines, HEADING_SEP.join(block.heading), s, ends[j - 1]))
-                if j == len(starts):
-                    break
-                i = max(j - overlap, i + 1)
-                first = False
-            cur, cur_words = [], 0
-            continue
-        if cur_words + block.words > size and not all(b.is_heading for b in cur):
-            section = cur[-1].heading
-            emit()
-            cur = [block]
-            cur_words = block.words
-            ov = overlap_start(section) if block.heading == section else None
-            if ov is not None:
-                cur.insert(0, _Block(ov, ov, overlap, section))
-            continue
-        cur.append(block)
-        cur_words += block.words
-    emit()
+    lo = max(1, int(size * MIN_FILL))
+    i = 0
+    while i < n:
+        if n - i <= size + size // 4:  # the rest fits (a little over beats a tiny last chunk)
+            cut = n
+        else:
+            window = breaks[i + lo : i + size + 1]
+            best = int(window.max())
+            cut = i + lo + (len(window) - 1 - int(np.argmax(window[::-1] == best))) if best else i + size
+        trail = HEADING_SEP.join(_trail_at(blocks, starts[i], ends[cut - 1]))
+        chunks.append(_make(note, lines, trail, starts[i], ends[cut - 1]))
+        if cut >= n:
+            break
+        i = cut if breaks[cut] >= _BREAK_BLOCK else max(cut - overlap, i + 1)  # overlap only mid-paragraph
     return chunks
 
 

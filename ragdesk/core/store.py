@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # 4: markdown chunks end at the best break near `size` words
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 

@@ -27,7 +27,7 @@ def test_contract_object_names(window: MainWindow) -> None:
 def test_whole_path_search_explain_copy(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     result = search(qtbot, window, "rebase history")
     model = window.results_model
-    assert [h.heading for h in result.hits][:2] == ["Git › Rebase", "Git › Merge"]
+    assert [h.heading for h in result.hits] == ["Git › Rebase", "Clip", "Git › Merge"]
     assert model.rowCount() == len(result.hits) == 3
     assert model.index(0, ResultsModel.COL_SOURCE).data().startswith("git.md › Git › Rebase")
     # The first row is selected: its breakdown is shown and sums to its score.

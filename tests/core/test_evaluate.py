@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from ragdesk.cli import main
+from ragdesk.core.chunking import ChunkOptions
 from ragdesk.core.evaluate import QuestionsError, evaluate, load_questions, ndcg
-from ragdesk.core.library import build_index
+from ragdesk.core.library import IndexSettings, build_index
 
 from ..conftest import write_notes
 
@@ -19,6 +20,7 @@ NOTES = {
     "coffee.md": "# Coffee\n\nGrind the beans finely for espresso.\n",
     "tea.md": "# Tea\n\nSteep green tea for two minutes.\n",
 }
+SMALL_CHUNKS = IndexSettings(chunk=ChunkOptions(size=8, overlap=2))  # git.md splits into its two sections
 QUESTIONS = [
     {
         "id": "q1",
@@ -43,7 +45,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_metrics_per_question_and_kind(setup: tuple[Path, Path], tmp_path: Path) -> None:
     folder, qfile = setup
-    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    lib, _ = build_index(folder, tmp_path / "idx", SMALL_CHUNKS, workers=1)
     report = evaluate(lib, load_questions(qfile))
     ranks = {r.question.id: r.rank for r in report.results}
     assert ranks == {"q1": 1, "q2": 1, "q3": 1, "q4": 2}  # q4: the shorter Merge chunk outranks the Rebase one
@@ -75,10 +77,11 @@ def test_ndcg_graded() -> None:
 def test_eval_command(setup: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder, qfile = setup
     idx = str(tmp_path / "idx")
-    assert main(["eval", str(folder), str(qfile), "--index-dir", idx, "--json"]) == 0
+    small = ["--chunk-size", "8", "--overlap", "2"]
+    assert main(["eval", str(folder), str(qfile), "--index-dir", idx, *small, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["metrics"]["mrr"] == 0.875 and data["config"]["mode"] == "bm25"
-    assert main(["eval", str(folder), str(qfile), "--index-dir", idx, "--sweep", "params", "--json"]) == 0
+    assert main(["eval", str(folder), str(qfile), "--index-dir", idx, *small, "--sweep", "params", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert len(rows) == 25 and {(r["k1"], r["b"]) for r in rows} >= {(1.2, 0.75), (0.4, 0.0)}
     assert main(["eval", str(folder), str(qfile), "--index-dir", idx, "--sweep", "chunks", "--json"]) == 0

@@ -17,7 +17,7 @@ def test_scifact_test_ndcg_with_defaults(shared_data: Path, tmp_path: Path) -> N
     queries, qrels = load_beir(folder, "test")
     m = evaluate_beir(lib, queries, qrels, AnalyzerConfig())
     assert m["n"] == 300
-    assert round(m["ndcg@10"], 4) == 0.6896
+    assert round(m["ndcg@10"], 4) == 0.7013
 
 
 def test_multilingual_vault_loads_and_matches_inflections(shared_data: Path, tmp_path: Path) -> None:
@@ -26,4 +26,4 @@ def test_multilingual_vault_loads_and_matches_inflections(shared_data: Path, tmp
     # "synchronizovat" (infinitive) finds notes that say "synchronizace" (noun) through the stem "synch"
     r = lib.search("synchronizovat poznámky", AnalyzerConfig("stems"), k=5)
     assert r.hits and all("synch" in {x.term for x in h.explain if x.f} for h in r.hits)
-    assert "Synchronizace" in r.hits[0].heading  # the word itself never occurs in the query
+    assert "Synchronizace" in r.hits[0].text  # the word itself never occurs in the query
