@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -372,45 +371,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
         questions = ev.load_questions(target)
     except ev.QuestionsError as exc:
         raise CliError(str(exc)) from exc
-    if args.sweep == "chunks":
-        from .core.chunking import ChunkOptions
-        from .core.library import IndexSettings, build_index
-
-        base = _settings(args)
-        for size in (20, 40, 80, 160, 320):
-            k = max(1, args.budget_words // size)
-            for overlap in (0, size // 4):
-                settings = IndexSettings(base.load, ChunkOptions(args.chunker, size, overlap, not args.no_context))
-                with tempfile.TemporaryDirectory(prefix="ragdesk-sweep-") as tmp:  # leave the real index alone
-                    lib, _ = build_index(args.folder, tmp, settings)
-                    report = ev.evaluate(lib, questions, analyzer, args.k1, args.b)
-                rows.append(
-                    {
-                        "chunk_words": size,
-                        "chunks_in_budget": k,
-                        "overlap": overlap,
-                        "answer_in_context": report.hit_at(k),
-                        "mrr": report.metrics()["mrr"],
-                    }
-                )
-        return _print_rows(rows, args.json, f"{args.budget_words}-word context budget")
     lib = _library(args, refresh=not args.no_refresh)
+    if args.sweep == "chunks":
+        rows = ev.chunk_sweep(lib, questions, analyzer, args.k1, args.b, args.budget_words)
+        return _print_rows(rows, args.json, f"{args.budget_words}-word context budget")
     if args.sweep == "params":
-        for k1 in (0.4, 0.8, 1.2, 1.6, 2.0):
-            for b in (0.0, 0.25, 0.5, 0.75, 1.0):
-                rows.append({"k1": k1, "b": b, "mrr": ev.evaluate(lib, questions, analyzer, k1, b).metrics()["mrr"]})
-        return _print_rows(rows, args.json, "MRR over k1 x b")
-    configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
+        return _print_rows(ev.param_grid(lib, questions, analyzer), args.json, "MRR over k1 x b")
     embedder = _embedder(args)
-    reports = [ev.evaluate(lib, questions, cfg, args.k1, args.b, mode=args.mode, embedder=embedder) for cfg in configs]
-    if args.json and not args.sweep:
-        print(json.dumps(reports[0].to_json(), ensure_ascii=False, indent=2))
+    if args.sweep == "analyzers":
+        rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
+        return _print_rows(rows, args.json, f"{len(questions)} questions")
+    report = ev.evaluate(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
         return 0
-    for r in reports:
-        rows.append({"mode": r.config["mode"], "analyzer": r.config["analyzer"], **r.metrics()})
-        for kind in r.kinds():
-            rows.append({"mode": r.config["mode"], "analyzer": f"{r.config['analyzer']} [{kind}]", **r.metrics(kind)})
-    problems = [p for p in reports[0].results if p.error]
+    rows = [{"mode": report.config["mode"], "analyzer": report.config["analyzer"], "kind": "all", **report.metrics()}]
+    rows += [{"mode": args.mode, "analyzer": analyzer.key, "kind": k, **report.metrics(k)} for k in report.kinds()]
+    problems = [p for p in report.results if p.error]
     for p in problems:
         print(f"warning: question {p.question.id}: {p.error}", file=sys.stderr)
     return _print_rows(rows, args.json, f"{len(questions)} questions")

@@ -1,6 +1,8 @@
-"""The Evaluate dialog: Hit@k and MRR of each analyzer on a questions file, as a table and a chart.
+"""The Evaluate dialog: the experiments of core.evaluate on a questions file, as tables and charts.
 
-Evaluation runs on a worker thread (progress, cancel); results export to CSV or JSON.
+Compare analyzers (Hit@k and MRR, bars of Hit@5), the seed's chunk-size experiment (a curve)
+and a k1 x b grid (a heat map of MRR), all drawn with QPainter. Runs on a worker thread
+(progress, cancel); results export to CSV or JSON.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QRectF, Qt, QThread, Signal, Slot
-from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QFileDialog,
     QHBoxLayout,
@@ -21,89 +24,190 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from ..core.analyzers import ANALYZERS, AnalyzerConfig
-from ..core.evaluate import HIT_KS, Question, QuestionsError, evaluate, load_questions
+from ..core.analyzers import AnalyzerConfig
+from ..core.evaluate import Question, QuestionsError, chunk_sweep, compare_analyzers, load_questions, param_grid
 from ..core.library import Library
 
-COLUMNS = ("analyzer", "kind", "n", *(f"hit@{k}" for k in HIT_KS), "mrr")
+EXPERIMENTS = {  # combo text -> experiment key
+    "Compare analyzers": "analyzers",
+    "Chunk size in a 320-word budget": "chunks",
+    "k1 × b grid (MRR)": "params",
+}
 
 
 class EvalWorker(QObject):
-    """Evaluates every analyzer in turn; reports progress as questions done of the total."""
+    """Runs one experiment from core.evaluate; reports progress as questions done of the total."""
 
     progress_changed = Signal(int, int)
-    evaluation_finished = Signal(object)  # list of row dicts
+    evaluation_finished = Signal(str, object)  # experiment key, list of row dicts
     evaluation_failed = Signal(str)
 
     def __init__(self) -> None:
         super().__init__()
         self.cancel = threading.Event()
 
-    @Slot(object, object, object, float, float)
-    def run(self, library: Library, questions: list[Question], base: AnalyzerConfig, k1: float, b: float) -> None:
-        rows: list[dict[str, Any]] = []
-        total = len(questions) * len(ANALYZERS)
+    @Slot(str, object, object, object, float, float)
+    def run(
+        self,
+        key: str,
+        library: Library,
+        questions: list[Question],
+        analyzer: AnalyzerConfig,
+        k1: float,
+        b: float,
+    ) -> None:
+        progress, cancelled = self.progress_changed.emit, self.cancel.is_set
         try:
-            for i, name in enumerate(ANALYZERS):
-                report = evaluate(
-                    library,
-                    questions,
-                    base.with_name(name),
-                    k1,
-                    b,
-                    progress=lambda done, _n, i=i: self.progress_changed.emit(i * len(questions) + done, total),
-                    cancelled=self.cancel.is_set,
-                )
-                if self.cancel.is_set():
-                    break
-                rows.append({"analyzer": name, "kind": "all", **report.metrics()})
-                rows += [{"analyzer": name, "kind": kind, **report.metrics(kind)} for kind in report.kinds()]
+            if key == "chunks":
+                rows = chunk_sweep(library, questions, analyzer, k1, b, progress=progress, cancelled=cancelled)
+            elif key == "params":
+                rows = param_grid(library, questions, analyzer, progress=progress, cancelled=cancelled)
+            else:
+                rows = compare_analyzers(library, questions, analyzer, k1, b, progress=progress, cancelled=cancelled)
         except Exception as exc:  # shown in the dialog; the window carries on
             self.evaluation_failed.emit(f"{type(exc).__name__}: {exc}")
             return
-        self.evaluation_finished.emit(rows)
+        self.evaluation_finished.emit(key, rows)
 
 
-class HitChart(QWidget):
-    """Bars of Hit@5 per analyzer (all questions), drawn with QPainter."""
+class _Chart(QWidget):
+    """Base for the charts: rows in, a placeholder until there are any."""
+
+    placeholder = ""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.values: list[tuple[str, float]] = []
-        self.setMinimumHeight(150)
+        self.rows: list[dict[str, Any]] = []
+        self.setMinimumHeight(170)
 
-    def set_values(self, values: list[tuple[str, float]]) -> None:
-        self.values = values
+    def set_rows(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
         self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.fillRect(self.rect(), self.palette().base())
-        if not self.values:
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Hit@5 per analyzer appears here")
+        painter.setPen(self.palette().text().color())
+        if not self.rows:
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.placeholder)
             return
+        self.draw(painter)
+
+    def draw(self, painter: QPainter) -> None:
+        raise NotImplementedError
+
+
+class HitChart(_Chart):
+    """Bars of Hit@5 per analyzer (all questions)."""
+
+    placeholder = "Hit@5 per analyzer appears here"
+
+    def draw(self, painter: QPainter) -> None:
+        values = [(r["analyzer"], r["hit@5"]) for r in self.rows if r.get("kind") == "all"]
         label_w, pad = 90, 6
-        bar_h = max(12, (self.height() - pad * (len(self.values) + 1)) // len(self.values))
-        for i, (name, value) in enumerate(self.values):
+        bar_h = max(12, (self.height() - pad * (len(values) + 1)) // max(len(values), 1))
+        for i, (name, value) in enumerate(values):
             y = pad + i * (bar_h + pad)
-            painter.drawText(
-                QRectF(0, y, label_w - 6, bar_h), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, name
-            )
+            right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            painter.drawText(QRectF(0, y, label_w - 6, bar_h), right, name)
             width = (self.width() - label_w - 60) * value
             painter.fillRect(QRectF(label_w, y, width, bar_h), QColor("#8ecae6"))
             painter.drawText(QRectF(label_w + width + 4, y, 56, bar_h), Qt.AlignmentFlag.AlignVCenter, f"{value:.2f}")
 
 
-class EvaluateDialog(QDialog):
-    """Pick a questions file, compare the analyzers on the open folder, export the table."""
+class ChunkCurve(_Chart):
+    """Share of answers reaching the context per chunk size: one line without overlap, one with."""
 
-    _run_requested = Signal(object, object, object, float, float)
+    placeholder = "Answer-in-context per chunk size appears here"
+    COLORS = {False: QColor("#219ebc"), True: QColor("#fb8500")}
+
+    def _frame(self) -> tuple[QRectF, dict[int, float]]:
+        """The plot area and the x of each chunk size (spread evenly: the sizes double each step)."""
+        area = QRectF(60, 22, self.width() - 120, self.height() - 50)  # room for the end labels
+        sizes = sorted({r["chunk_words"] for r in self.rows})
+        step = area.width() / max(len(sizes) - 1, 1)
+        return area, {size: area.left() + i * step for i, size in enumerate(sizes)}
+
+    def points(self) -> dict[bool, list[QPointF]]:
+        """Plot coordinates of each line, keyed by 'has overlap'."""
+        area, xs = self._frame()
+        lines: dict[bool, list[QPointF]] = {False: [], True: []}
+        for r in self.rows:
+            y = area.bottom() - area.height() * r["answer_in_context"]
+            lines[r["overlap"] > 0].append(QPointF(xs[r["chunk_words"]], y))
+        return lines
+
+    def draw(self, painter: QPainter) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        area, xs = self._frame()
+        painter.drawLine(area.bottomLeft(), area.bottomRight())
+        painter.drawLine(area.topLeft(), area.bottomLeft())
+        for v in (0.0, 0.5, 1.0):
+            y = area.bottom() - area.height() * v
+            painter.drawText(QRectF(0, y - 8, area.left() - 6, 16), Qt.AlignmentFlag.AlignRight, f"{v:.1f}")
+        for r in self.rows:
+            if not r["overlap"]:
+                label = f"{r['chunk_words']} w × {r['chunks_in_budget']}"
+                x = xs[r["chunk_words"]]
+                painter.drawText(QRectF(x - 45, area.bottom() + 4, 90, 18), Qt.AlignmentFlag.AlignHCenter, label)
+        painter.drawText(
+            QRectF(area.left(), 0, area.width(), 18), 0, "answer in context: blue no overlap, orange ¼ overlap"
+        )
+        for overlapped, pts in self.points().items():
+            painter.setPen(QPen(self.COLORS[overlapped], 2))
+            for a, c in zip(pts, pts[1:]):
+                painter.drawLine(a, c)
+            for pt in pts:
+                painter.drawEllipse(pt, 3, 3)
+
+
+class HeatMap(_Chart):
+    """MRR per (k1, b) cell, darker is better; the best cell is outlined."""
+
+    placeholder = "MRR over k1 × b appears here"
+
+    def cells(self) -> tuple[list[float], list[float], dict[tuple[float, float], float]]:
+        k1s = sorted({r["k1"] for r in self.rows})
+        bs = sorted({r["b"] for r in self.rows})
+        return k1s, bs, {(r["k1"], r["b"]): r["mrr"] for r in self.rows}
+
+    def draw(self, painter: QPainter) -> None:
+        k1s, bs, mrr = self.cells()
+        left, top = 52, 22
+        w = (self.width() - left - 8) / len(bs)
+        h = (self.height() - top - 8) / len(k1s)
+        lo, hi = min(mrr.values()), max(mrr.values())
+        best = max(mrr, key=lambda c: mrr[c])
+        painter.drawText(QRectF(0, 0, left, top), Qt.AlignmentFlag.AlignCenter, "k1 \\ b")
+        for j, b in enumerate(bs):
+            painter.drawText(QRectF(left + j * w, 0, w, top), Qt.AlignmentFlag.AlignCenter, f"{b:g}")
+        for i, k1 in enumerate(k1s):
+            painter.drawText(QRectF(0, top + i * h, left - 6, h), Qt.AlignmentFlag.AlignCenter, f"{k1:g}")
+            for j, b in enumerate(bs):
+                value = mrr.get((k1, b))
+                if value is None:
+                    continue
+                t = (value - lo) / (hi - lo) if hi > lo else 1.0
+                rect = QRectF(left + j * w, top + i * h, w - 2, h - 2)
+                painter.fillRect(rect, QColor.fromRgbF(1 - 0.8 * t, 1 - 0.45 * t, 1 - 0.2 * t))
+                painter.setPen(QColor("black") if t < 0.6 else QColor("white"))
+                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{value:.3f}")
+                if (k1, b) == best:
+                    painter.setPen(QPen(QColor("#fb8500"), 3))
+                    painter.drawRect(rect)
+
+
+class EvaluateDialog(QDialog):
+    """Pick a questions file and an experiment, run it on the open folder, chart and export it."""
+
+    _run_requested = Signal(str, object, object, object, float, float)
     evaluation_shown = Signal()  # the table and chart show a finished (or cancelled) run
 
     def __init__(
@@ -114,23 +218,30 @@ class EvaluateDialog(QDialog):
         self.setObjectName("evaluateDialog")
         self.library, self.analyzer, self.k1, self.b = library, analyzer, k1, b
         self.rows: list[dict[str, Any]] = []
+        self.experiment = ""
         layout = QVBoxLayout(self)
-        layout.addWidget(
-            QLabel(
-                "A questions file has one JSON object per line (or CSV columns): id, question, expected (the note "
-                "that answers it, relative to the folder), optionally snippet, lines, also_ok and kind."
-            )
+        intro = QLabel(
+            "A questions file has one JSON object per line (or CSV columns): id, question, expected (the note "
+            "that answers it, relative to the folder), optionally snippet, lines, also_ok and kind.",
+            self,
         )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
         pick = QHBoxLayout()
         self.path_edit = QLineEdit(self)
         self.path_edit.setObjectName("questionsPath")
         browse = QPushButton("Browse…", self)
         browse.clicked.connect(self._on_browse_clicked)
-        self.run_button = QPushButton("Compare analyzers", self)
+        self.experiment_combo = QComboBox(self)
+        self.experiment_combo.setObjectName("experimentCombo")
+        for text, key in EXPERIMENTS.items():
+            self.experiment_combo.addItem(text, key)
+        self.run_button = QPushButton("Run", self)
         self.run_button.setObjectName("runEvaluationButton")
         self.run_button.clicked.connect(self.start)
         pick.addWidget(self.path_edit, 1)
         pick.addWidget(browse)
+        pick.addWidget(self.experiment_combo)
         pick.addWidget(self.run_button)
         layout.addLayout(pick)
         self.progress = QProgressBar(self)
@@ -144,13 +255,19 @@ class EvaluateDialog(QDialog):
         self.message.setObjectName("evaluationMessage")
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
-        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table = QTableWidget(0, 0, self)
         self.table.setObjectName("evaluationTable")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout.addWidget(self.table, 1)
         self.chart = HitChart(self)
-        layout.addWidget(self.chart)
+        self.curve = ChunkCurve(self)
+        self.heatmap = HeatMap(self)
+        self.charts = QStackedWidget(self)
+        for key, widget in (("analyzers", self.chart), ("chunks", self.curve), ("params", self.heatmap)):
+            widget.setObjectName(f"{key}Chart")
+            self.charts.addWidget(widget)
+        self.experiment_combo.currentIndexChanged.connect(self.charts.setCurrentIndex)
+        layout.addWidget(self.charts)
         exports = QHBoxLayout()
         self.csv_button = QPushButton("Export CSV…", self)
         self.json_button = QPushButton("Export JSON…", self)
@@ -171,7 +288,7 @@ class EvaluateDialog(QDialog):
         # The thread runs only while an evaluation does, so closing the dialog never strands it.
         self.worker.evaluation_finished.connect(self.thread.quit)
         self.worker.evaluation_failed.connect(self.thread.quit)
-        self.resize(820, 560)
+        self.resize(860, 640)
 
     def start(self) -> None:
         try:
@@ -185,12 +302,13 @@ class EvaluateDialog(QDialog):
             if missing
             else ""
         )
-        self.message.setText(f"Evaluating {len(questions)} questions with {len(ANALYZERS)} analyzers…{note}")
+        experiment = self.experiment_combo.currentData()
+        self.message.setText(f"{self.experiment_combo.currentText()}: {len(questions)} questions…{note}")
         self.worker.cancel.clear()
         self.thread.start()
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self._run_requested.emit(self.library, questions, self.analyzer, self.k1, self.b)
+        self._run_requested.emit(experiment, self.library, questions, self.analyzer, self.k1, self.b)
 
     def _on_browse_clicked(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Questions file", "", "Questions (*.jsonl *.csv)")
@@ -201,22 +319,33 @@ class EvaluateDialog(QDialog):
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
 
-    def _on_evaluation_finished(self, rows: list[dict[str, Any]]) -> None:
-        self.rows = rows
+    def _on_evaluation_finished(self, experiment: str, rows: list[dict[str, Any]]) -> None:
+        self.experiment, self.rows = experiment, rows
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
+        columns = self.columns()
+        self.table.clear()
+        self.table.setColumnCount(len(columns))
+        self.table.setHorizontalHeaderLabels(columns)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
-            for c, key in enumerate(COLUMNS):
+            for c, key in enumerate(columns):
                 value = row.get(key, "")
-                text = f"{value:.3f}" if isinstance(value, float) else str(int(value) if key == "n" else value)
+                text = f"{value:.3f}" if isinstance(value, float) and key not in ("k1", "b") else str(value)
                 self.table.setItem(r, c, QTableWidgetItem(text))
-        self.chart.set_values([(row["analyzer"], row["hit@5"]) for row in rows if row["kind"] == "all"])
+        self.table.resizeColumnsToContents()
+        chart = {"analyzers": self.chart, "chunks": self.curve, "params": self.heatmap}[experiment]
+        chart.set_rows(rows)
+        self.charts.setCurrentWidget(chart)
         self.csv_button.setEnabled(bool(rows))
         self.json_button.setEnabled(bool(rows))
         cancelled = self.worker.cancel.is_set()
-        self.message.setText("Cancelled: analyzers finished so far are shown." if cancelled else "Done.")
+        self.message.setText("Cancelled: what finished so far is shown." if cancelled else "Done.")
         self.evaluation_shown.emit()
+
+    def columns(self) -> list[str]:
+        """The table's columns: the keys of the rows, in order of first appearance."""
+        return list(dict.fromkeys(k for row in self.rows for k in row))
 
     def _on_evaluation_failed(self, message: str) -> None:
         self.run_button.setEnabled(True)
@@ -229,15 +358,14 @@ class EvaluateDialog(QDialog):
             self.export(Path(path), kind)
 
     def export(self, path: Path, kind: str) -> None:
-        """Write the table as CSV (one row per analyzer and kind) or JSON."""
+        """Write the rows as CSV (the table's columns) or JSON (with the experiment's name)."""
         if kind == "json":
-            path.write_text(json.dumps({"rows": self.rows}, indent=2), encoding="utf-8")
+            path.write_text(json.dumps({"experiment": self.experiment, "rows": self.rows}, indent=2), encoding="utf-8")
             return
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
+            writer = csv.DictWriter(fh, fieldnames=self.columns())
             writer.writeheader()
-            for row in self.rows:
-                writer.writerow({k: row.get(k, "") for k in COLUMNS})
+            writer.writerows(self.rows)
 
     def done(self, result: int) -> None:
         self.worker.cancel.set()

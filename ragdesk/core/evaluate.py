@@ -11,17 +11,24 @@ from __future__ import annotations
 import csv
 import json
 import math
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analyzers import AnalyzerConfig
+from .analyzers import ANALYZERS, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
-from .library import Library
+from .chunking import ChunkOptions
+from .library import BuildCancelled, IndexSettings, Library, build_index
 
 HIT_KS = (1, 3, 5, 10)
+CHUNK_SIZES = (20, 40, 80, 160, 320)  # the seed's experiment: one context budget, filled by chunks of each size
+GRID_K1 = (0.4, 0.8, 1.2, 1.6, 2.0)
+GRID_B = (0.0, 0.25, 0.5, 0.75, 1.0)
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
 
 
 class QuestionsError(ValueError):
@@ -197,6 +204,103 @@ def evaluate(
         if progress is not None:
             progress(i + 1, len(questions))
     return report
+
+
+# ---- experiments shared by `ragdesk eval --sweep` and the Evaluate dialog --------------------
+def _stepper(progress: Progress | None, per_step: int, total: int) -> Callable[[int], Progress | None]:
+    """Progress callbacks for step i of a multi-step experiment, counting questions overall."""
+    if progress is None:
+        return lambda _i: None
+    return lambda i: lambda done, _n: progress(i * per_step + done, total)
+
+
+def compare_analyzers(
+    lib: Library,
+    questions: list[Question],
+    base: AnalyzerConfig | None = None,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
+    mode: str = "bm25",
+    embedder: Any = None,
+) -> list[dict[str, Any]]:
+    """One row per analyzer and kind ("all" first): n, Hit@k, MRR."""
+    base = base or AnalyzerConfig()
+    step = _stepper(progress, len(questions), len(questions) * len(ANALYZERS))
+    rows: list[dict[str, Any]] = []
+    for i, name in enumerate(ANALYZERS):
+        report = evaluate(lib, questions, base.with_name(name), k1, b, 100, step(i), cancelled, mode, embedder)
+        if cancelled is not None and cancelled():
+            break
+        rows.append({"analyzer": name, "kind": "all", **report.metrics()})
+        rows += [{"analyzer": name, "kind": kind, **report.metrics(kind)} for kind in report.kinds()]
+    return rows
+
+
+def chunk_sweep(
+    lib: Library,
+    questions: list[Question],
+    analyzer: AnalyzerConfig | None = None,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    budget_words: int = 320,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
+) -> list[dict[str, Any]]:
+    """The seed's experiment: how often the answer reaches a `budget_words` context filled by
+    chunks of 20..320 words (16..1 chunks), without and with a quarter overlap.
+
+    Each size is indexed into a throwaway folder, so the library's own index is untouched.
+    """
+    base = lib.settings
+    step = _stepper(progress, len(questions), len(questions) * len(CHUNK_SIZES) * 2)
+    rows: list[dict[str, Any]] = []
+    for i, (size, overlap) in enumerate((s, o) for s in CHUNK_SIZES for o in (0, s // 4)):
+        if cancelled is not None and cancelled():
+            break
+        k = max(1, budget_words // size)
+        settings = IndexSettings(base.load, ChunkOptions(base.chunk.chunker, size, overlap, base.chunk.context))
+        with tempfile.TemporaryDirectory(prefix="ragdesk-sweep-") as tmp:
+            try:
+                sized, _ = build_index(lib.folder, tmp, settings, cancelled=cancelled)
+            except BuildCancelled:
+                break
+            report = evaluate(sized, questions, analyzer, k1, b, 100, step(i), cancelled)
+        if cancelled is not None and cancelled():
+            break
+        m = report.metrics()
+        rows.append(
+            {
+                "chunk_words": size,
+                "chunks_in_budget": k,
+                "overlap": overlap,
+                "answer_in_context": report.hit_at(k),
+                "mrr": m["mrr"],
+            }
+        )
+    return rows
+
+
+def param_grid(
+    lib: Library,
+    questions: list[Question],
+    analyzer: AnalyzerConfig | None = None,
+    k1s: tuple[float, ...] = GRID_K1,
+    bs: tuple[float, ...] = GRID_B,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
+) -> list[dict[str, Any]]:
+    """MRR and Hit@5 for every (k1, b) cell: how sensitive this collection is to the BM25 parameters."""
+    cells = [(k1, b) for k1 in k1s for b in bs]
+    step = _stepper(progress, len(questions), len(questions) * len(cells))
+    rows: list[dict[str, Any]] = []
+    for i, (k1, b) in enumerate(cells):
+        report = evaluate(lib, questions, analyzer, k1, b, 100, step(i), cancelled)
+        if cancelled is not None and cancelled():
+            break
+        rows.append({"k1": k1, "b": b, "mrr": report.metrics()["mrr"], "hit@5": report.hit_at(5)})
+    return rows
 
 
 # ---- BEIR ------------------------------------------------------------------------------------

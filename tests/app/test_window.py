@@ -304,12 +304,63 @@ def test_evaluate_dialog_compares_analyzers(window: MainWindow, tmp_path: Path, 
     assert stems["mrr"] == expected["mrr"] and stems["hit@5"] == expected["hit@5"]
     assert {r["kind"] for r in dialog.rows} == {"all", "direct", "paraphrase"}
     assert dialog.table.rowCount() == len(dialog.rows) == 4 * 3
-    assert [name for name, _ in dialog.chart.values] == ["words", "stems", "trigrams", "combined"]
+    assert [r["analyzer"] for r in dialog.chart.rows if r["kind"] == "all"] == [
+        "words",
+        "stems",
+        "trigrams",
+        "combined",
+    ]
+    assert dialog.charts.currentWidget() is dialog.chart
     dialog.export(tmp_path / "out.csv", "csv")
     rows = list(csv.DictReader(open(tmp_path / "out.csv", encoding="utf-8")))
     assert rows[0]["analyzer"] == "words" and float(rows[0]["mrr"]) == dialog.rows[0]["mrr"]
     dialog.export(tmp_path / "out.json", "json")
-    assert json.loads((tmp_path / "out.json").read_text())["rows"] == dialog.rows
+    assert json.loads((tmp_path / "out.json").read_text()) == {"experiment": "analyzers", "rows": dialog.rows}
+    dialog.close()
+
+
+def test_evaluate_dialog_chunk_curve_and_heat_map(window: MainWindow, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.core.evaluate import chunk_sweep, load_questions, param_grid
+
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(
+        '{"id": "1", "question": "merge keeps history", "expected": "git.md", "snippet": "Merge keeps"}\n'
+        '{"id": "2", "question": "indukce", "expected": "cs/indukce.md"}\n',
+        encoding="utf-8",
+    )
+    questions = load_questions(qfile)
+    dialog = window.show_evaluation()
+    dialog.path_edit.setText(str(qfile))
+    dialog.experiment_combo.setCurrentIndex(dialog.experiment_combo.findData("chunks"))
+    with qtbot.waitSignal(dialog.evaluation_shown, timeout=60000):
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    assert dialog.rows == chunk_sweep(window.library, questions, dialog.analyzer, dialog.k1, dialog.b)
+    assert [(r["chunk_words"], r["overlap"]) for r in dialog.rows][:4] == [(20, 0), (20, 5), (40, 0), (40, 10)]
+    assert dialog.charts.currentWidget() is dialog.curve and dialog.table.columnCount() == 5
+    lines = dialog.curve.points()
+    assert len(lines[False]) == len(lines[True]) == 5
+    # The curve's geometry: sizes left to right, a share of 1.0 at the top of the plot and 0.0 at the bottom.
+    dialog.curve.set_rows(
+        [
+            {"chunk_words": 20, "chunks_in_budget": 16, "overlap": 0, "answer_in_context": 0.0},
+            {"chunk_words": 80, "chunks_in_budget": 4, "overlap": 0, "answer_in_context": 1.0},
+            {"chunk_words": 80, "chunks_in_budget": 4, "overlap": 20, "answer_in_context": 0.5},
+        ]
+    )
+    (low, high), (mid,) = dialog.curve.points()[False], dialog.curve.points()[True]
+    assert low.x() < high.x() == mid.x() and high.y() < mid.y() < low.y()
+    assert mid.y() == pytest.approx((high.y() + low.y()) / 2)
+    dialog.experiment_combo.setCurrentIndex(dialog.experiment_combo.findData("params"))
+    with qtbot.waitSignal(dialog.evaluation_shown, timeout=60000):
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    assert dialog.rows == param_grid(window.library, questions, dialog.analyzer)
+    assert dialog.charts.currentWidget() is dialog.heatmap and dialog.progress.value() == 25 * 2
+    k1s, bs, cells = dialog.heatmap.cells()
+    assert (len(k1s), len(bs), len(cells)) == (5, 5, 25) and cells[(1.2, 0.75)] == next(
+        r["mrr"] for r in dialog.rows if (r["k1"], r["b"]) == (1.2, 0.75)
+    )
+    dialog.heatmap.grab()  # paints without error
+    dialog.curve.grab()
     dialog.close()
 
 

@@ -84,6 +84,13 @@ def test_eval_command(setup: tuple[Path, Path], tmp_path: Path, capsys: pytest.C
     assert main(["eval", str(folder), str(qfile), "--index-dir", idx, *small, "--sweep", "params", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert len(rows) == 25 and {(r["k1"], r["b"]) for r in rows} >= {(1.2, 0.75), (0.4, 0.0)}
+    cell = next(r for r in rows if (r["k1"], r["b"]) == (1.2, 0.75))
+    assert (cell["mrr"], cell["hit@5"]) == (0.875, 1.0)  # the default cell is the plain evaluation
+    assert main(["eval", str(folder), str(qfile), "--index-dir", idx, *small, "--sweep", "analyzers", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["analyzer"] for r in rows if r["kind"] == "all"] == ["words", "stems", "trigrams", "combined"]
+    assert {r["kind"] for r in rows} == {"all", "direct", "paraphrase"}
+    assert next(r for r in rows if r["analyzer"] == "combined")["mrr"] == 0.875
     assert main(["eval", str(folder), str(qfile), "--index-dir", idx, "--sweep", "chunks", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [(r["chunk_words"], r["chunks_in_budget"]) for r in rows][::2] == [
