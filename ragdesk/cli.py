@@ -199,7 +199,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if damaged is not None:
         from .core import store
 
-        store.prune(store.index_dir_for(folder, args.index_dir), keep=None)
+        store.prune(store.index_dir_for(folder, args.index_dir), keep=[])
     lib, report = build_index(folder, args.index_dir, _settings(args), progress=_terminal_progress())
     if sys.stderr.isatty():
         print(file=sys.stderr)

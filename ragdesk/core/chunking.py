@@ -18,7 +18,6 @@ from .loader import Note
 CHUNKERS = ("markdown", "words")
 MIN_FILL = 0.5  # a markdown chunk ends no earlier than this share of `size` words
 HEADING_SEP = " › "
-_NONSPACE = re.compile(r"\S+")
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _ORG_HEADING = re.compile(r"^(\*{1,6})[ \t]+(.*)$")
@@ -125,9 +124,9 @@ def chunk_words(note: Note, options: ChunkOptions) -> list[Chunk]:
 class _Block:
     start: int
     end: int
-    words: int
     heading: tuple[str, ...]
     is_heading: bool = False
+    is_code: bool = False
 
 
 def _blocks(note: Note) -> list[_Block]:
@@ -146,9 +145,8 @@ def _blocks(note: Note) -> list[_Block]:
         if para_start is not None:
             while end > para_start and text[end - 1].isspace():
                 end -= 1
-            n = len(text[para_start:end].split())
-            if n:
-                blocks.append(_Block(para_start, end, n, trail_t))
+            if end > para_start:
+                blocks.append(_Block(para_start, end, trail_t))
             para_start = None
 
     pos = note.body_start
@@ -157,7 +155,7 @@ def _blocks(note: Note) -> list[_Block]:
         stripped = line.lstrip()
         if fence is not None:
             if stripped.startswith(fence):
-                blocks.append(_Block(fence_start, line_end, len(text[fence_start:line_end].split()), trail_t))
+                blocks.append(_Block(fence_start, line_end, trail_t, is_code=True))
                 fence = None
         elif stripped[:1] in ("`", "~") and len(line) - len(stripped) <= 3 and (fm := _FENCE.match(line)):
             close_para(pos)
@@ -169,51 +167,48 @@ def _blocks(note: Note) -> list[_Block]:
                 trail.pop()
             trail.append((level, hm.group(2).strip()))
             trail_t = tuple(t for _, t in trail)
-            blocks.append(_Block(pos, line_end, len(line.split()), trail_t, True))
+            blocks.append(_Block(pos, line_end, trail_t, is_heading=True))
         elif not stripped:
             close_para(pos)
         elif para_start is None:
             para_start = pos
         pos = line_end + 1
     if fence is not None:  # unclosed fence: keep it as a block to the end
-        blocks.append(_Block(fence_start, len(text), len(text[fence_start:].split()), trail_t))
+        blocks.append(_Block(fence_start, len(text), trail_t, is_code=True))
     close_para(len(text))
     return blocks
 
 
 # Break strengths before a word: where a chunk may end. Higher is preferred; ties go to the later word.
 _BREAK_SENTENCE, _BREAK_BLOCK, _BREAK_HEADING = 1, 2, 3
-_SENTENCE_END = frozenset(".!?:;")
+_SENTENCE_END_CHARS = list(".!?:;")
 
 
-def _break_points(note: Note, starts: list[int], ends: list[int]) -> np.ndarray:
+def _break_points(note: Note, starts: list[int], ends: list[int], blocks: list[_Block]) -> np.ndarray:
     """For each word, how good a chunk boundary just before it is (0 = mid-sentence)."""
     score = np.zeros(len(starts), dtype=np.int8)
     text = note.text
-    ends_sentence = [text[e - 1] in _SENTENCE_END for e in ends]
-    score[1:][np.asarray(ends_sentence[:-1], dtype=bool)] = _BREAK_SENTENCE
-    code = np.zeros(len(starts), dtype=bool)
-    word_starts = np.asarray(starts)
-    for block in _blocks(note):
-        first = int(np.searchsorted(word_starts, block.start))
-        last = int(np.searchsorted(word_starts, block.end))
-        if first >= len(starts):
-            continue
-        score[first] = _BREAK_HEADING if block.is_heading else _BREAK_BLOCK
-        if text.startswith(("```", "~~~"), block.start) or text[block.start : block.start + 4].lstrip().startswith(
-            ("```", "~~~")
-        ):
-            code[first + 1 : last] = True
-    score[code] = 0  # never cut inside a code block if a better place exists
+    last_chars = np.array([text[e - 1] for e in ends[:-1]])
+    score[1:][np.isin(last_chars, _SENTENCE_END_CHARS)] = _BREAK_SENTENCE
+    if blocks:
+        word_starts = np.asarray(starts)
+        first = np.searchsorted(word_starts, [b.start for b in blocks])
+        last = np.searchsorted(word_starts, [b.end for b in blocks])
+        inside = first < len(starts)
+        heading = np.array([b.is_heading for b in blocks])
+        score[first[inside]] = np.where(heading[inside], _BREAK_HEADING, _BREAK_BLOCK)
+        code = [i for i, b in enumerate(blocks) if b.is_code and inside[i]]
+        if code:  # never cut inside a code block if a better place exists
+            lengths = np.maximum(last[code] - first[code] - 1, 0)
+            offsets = np.repeat(first[code] + 1 - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+            score[offsets + np.arange(int(lengths.sum()))] = 0
     return score
 
 
-def _trail_at(blocks: list[_Block], start: int, end: int) -> tuple[str, ...]:
+def _trail_at(blocks: list[_Block], block_ends: list[int], start: int, end: int) -> tuple[str, ...]:
     """A chunk's heading trail: that of its first text (not heading) block, else of its first heading."""
     first_heading: tuple[str, ...] = ()
-    for b in blocks:
-        if b.end <= start:
-            continue
+    for b in blocks[bisect.bisect_right(block_ends, start) :]:
         if b.start >= end:
             break
         if not b.is_heading and b.heading:
@@ -238,8 +233,9 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
     n = len(starts)
     if not n:
         return []
-    breaks = _break_points(note, starts, ends)
     blocks = _blocks(note)
+    block_ends = [b.end for b in blocks]
+    breaks = _break_points(note, starts, ends, blocks)
     chunks: list[Chunk] = []
     lo = max(1, int(size * MIN_FILL))
     i = 0
@@ -250,7 +246,7 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
             window = breaks[i + lo : i + size + 1]
             best = int(window.max())
             cut = i + lo + (len(window) - 1 - int(np.argmax(window[::-1] == best))) if best else i + size
-        trail = HEADING_SEP.join(_trail_at(blocks, starts[i], ends[cut - 1]))
+        trail = HEADING_SEP.join(_trail_at(blocks, block_ends, starts[i], ends[cut - 1]))
         chunks.append(_make(note, lines, trail, starts[i], ends[cut - 1]))
         if cut >= n:
             break

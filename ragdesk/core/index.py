@@ -128,7 +128,7 @@ class TermIndex:
 class QueryTermRef:
     """One term of a query in one index, with the weight of that index in the score."""
 
-    index: TermIndex
+    index: TermIndex | MergedTermIndex
     term_id: int
     weight: float = 1.0
 
@@ -280,3 +280,133 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
         by_term.data.astype(np.int32),
         doc_len,
     )
+
+
+class MergedTermIndex:
+    """A base index minus its dead chunks, plus a small delta index, seen in the chunk numbering
+    a full rebuild would give (so N, avgdl, n_t, scores and tie order are exactly the rebuild's).
+
+    `base_remap` / `delta_remap` give each segment chunk's id in the merged numbering (-1: dead).
+    Postings are mapped on demand; only terms that touch a dead chunk (`dead_terms`) are filtered,
+    and only terms present in the delta are merged, so a query costs about what it costs on the base.
+    """
+
+    def __init__(
+        self,
+        base: TermIndex,
+        delta: TermIndex,
+        base_remap: np.ndarray,
+        delta_remap: np.ndarray,
+        dead_terms: set[int],
+    ) -> None:
+        self.base, self.delta = base, delta
+        self.base_remap, self.delta_remap = base_remap, delta_remap
+        self.dead_terms = dead_terms
+        n = int((base_remap >= 0).sum()) + len(delta_remap)
+        self.doc_len = np.zeros(n, np.int32)
+        live = np.flatnonzero(base_remap >= 0)
+        self.doc_len[base_remap[live]] = base.doc_len[live]
+        self.doc_len[delta_remap] = delta.doc_len
+        n_base = len(base.terms)
+        self.new_terms = [t for t in delta.terms if base.term_id(t) is None]
+        self._new_ids = {t: n_base + i for i, t in enumerate(self.new_terms)}
+        self._avgdl = float(self.doc_len.sum()) / n if n else 0.0
+        self._norm_cache: tuple[float, float, np.ndarray] | None = None
+        self._postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._bounds: dict[tuple[float, float, int], float] = {}
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_len)
+
+    @property
+    def avgdl(self) -> float:
+        return self._avgdl
+
+    @property
+    def terms(self) -> list[str]:
+        """Every term id's string (a copy: for inspection, not for queries)."""
+        return [*self.base.terms, *self.new_terms]
+
+    def term(self, term_id: int) -> str:
+        n_base = len(self.base.terms)
+        return self.base.terms[term_id] if term_id < n_base else self.new_terms[term_id - n_base]
+
+    def term_id(self, term: str) -> int | None:
+        tid = self.base.term_id(term)
+        return tid if tid is not None else self._new_ids.get(term)
+
+    def _delta_id(self, term_id: int) -> int | None:
+        return self.delta.term_id(self.term(term_id))
+
+    def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
+        cached = self._postings.get(term_id)
+        if cached is not None:
+            return cached
+        docs, tfs = np.zeros(0, np.int32), np.zeros(0, np.int32)
+        if term_id < len(self.base.terms):
+            docs, tfs = self.base.postings(term_id)
+            if term_id in self.dead_terms:
+                keep = self.base_remap[docs] >= 0
+                docs, tfs = docs[keep], tfs[keep]
+            docs = self.base_remap[docs]
+        did = self._delta_id(term_id)
+        if did is None:
+            if term_id in self.dead_terms:
+                self._postings[term_id] = (docs, tfs)
+            return docs, tfs
+        ddocs, dtfs = self.delta.postings(did)
+        ddocs = self.delta_remap[ddocs]
+        at = np.searchsorted(docs, ddocs)  # both ascending and disjoint: a merge by insertion
+        merged = (np.insert(docs, at, ddocs), np.insert(tfs, at, dtfs))
+        self._postings[term_id] = merged  # few terms reach here: the delta's
+        return merged
+
+    def df(self, term_id: int) -> int:
+        if term_id < len(self.base.terms) and term_id not in self.dead_terms and self._delta_id(term_id) is None:
+            return self.base.df(term_id)
+        return len(self.postings(term_id)[0])
+
+    def tf(self, term_id: int, doc: int) -> int:
+        docs, tfs = self.postings(term_id)
+        i = int(np.searchsorted(docs, doc))
+        return int(tfs[i]) if i < len(docs) and docs[i] == doc else 0
+
+    def norms(self, k1: float, b: float) -> np.ndarray:
+        cached = self._norm_cache
+        if cached is None or cached[0] != k1 or cached[1] != b:
+            cached = (k1, b, length_norms(self.doc_len, self.avgdl, k1, b))
+            self._norm_cache = cached
+        return cached[2]
+
+    def upper_bound(self, term_id: int, idf_t: float, k1: float, b: float) -> float:
+        """A bound on the term's weight in any chunk, never below the true maximum.
+
+        The base's stored bound was taken at the base's avgdl; a larger avgdl can only shrink a
+        chunk's length norm by the ratio of the two, hence the division. The delta's postings
+        are few, so their bound is exact.
+        """
+        key = (k1, b, term_id)
+        bound = self._bounds.get(key)
+        if bound is None:
+            bound = 0.0
+            if term_id < len(self.base.terms):
+                ratio = min(1.0, self.base.avgdl / self.avgdl) if self.avgdl else 1.0
+                bound = float(self.base.max_tf_weights(k1, b)[term_id]) / ratio
+            did = self._delta_id(term_id)
+            if did is not None:
+                ddocs, dtfs = self.delta.postings(did)
+                f = dtfs.astype(np.float64)
+                w = f * (k1 + 1.0) / (f + self.norms(k1, b)[self.delta_remap[ddocs]])
+                bound = max(bound, float(w.max()) * (1.0 + 1e-9) if len(w) else 0.0)
+            self._bounds[key] = bound
+        return idf_t * bound
+
+
+def terms_of_rows(forward: ForwardIndex, rows: np.ndarray, analyzer: Analyzer) -> set[str]:
+    """Every term the analyzer makes of the words in the given forward-index rows."""
+    if not len(rows):
+        return set()
+    ptr = np.asarray(forward.row_ptr)
+    word_ids = np.unique(np.concatenate([np.asarray(forward.word_ids[ptr[r] : ptr[r + 1]]) for r in rows]))
+    return {t for w in word_ids.tolist() for t in analyzer._terms_of_word(forward.vocab[w])}

@@ -34,7 +34,16 @@ from .dense import (
     rrf_fuse,
 )
 from .explain import TermRow, term_row
-from .index import ForwardIndex, QueryTermRef, TermIndex, derive_term_index, score_all, search_top_k
+from .index import (
+    ForwardIndex,
+    MergedTermIndex,
+    QueryTermRef,
+    TermIndex,
+    derive_term_index,
+    score_all,
+    search_top_k,
+    terms_of_rows,
+)
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
 from .tokenize import BatchResult, NoteRecord, _Vocab, process_batch
 
@@ -45,6 +54,10 @@ PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 PARALLEL_DERIVE_POSTINGS = 2_000_000
 BATCH_BYTES = 1024 * 1024
 BATCH_FILES = 400
+# A refresh writes only a delta segment on top of the last full build while the changed notes stay
+# this small a share of the folder (and this few); beyond that it merges everything into a new base.
+DELTA_MAX_SHARE = 0.05
+DELTA_MAX_NOTES = 2000
 
 
 class BuildCancelled(Exception):
@@ -186,13 +199,19 @@ class Library:
         self.spans = store.load_array(g, "chunk_span")
         self.lines = store.load_array(g, "chunk_lines")
         self.heading_ids = store.load_array(g, "chunk_heading")
+        self.note_size, self.note_mtime = store.load_array(g, "note_size"), store.load_array(g, "note_mtime")
         self.headings = store.load_blob(g, "headings").decode("utf-8").split("\n")
         self._blob = np.load(g / "notes.npy", mmap_mode="r")
         self._forward: ForwardIndex | None = None
-        self._terms: dict[str, TermIndex] = {}
+        self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
         # chunk_note is sorted, so each note's first chunk is a binary search away
         self._note_first_chunk = np.searchsorted(self.chunk_note, np.arange(len(self.note_paths) + 1))
+        # A refreshed index is a base (the last full build) plus a delta segment; see _compose.
+        self.base: Library | None = None
+        self.delta: Library | None = None
+        self._note_src: np.ndarray | None = None
+        self._dense: dict[str, np.ndarray] = {}
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -205,21 +224,88 @@ class Library:
         gen = store.current_generation(root)
         if gen is None:
             raise store.IndexDamaged(f"no index yet for {folder_path}")
+        return cls._open_generation(folder_path, root, gen, verify)
+
+    @classmethod
+    def _open_generation(cls, folder: Path, root: Path, gen: Path, verify: bool = False) -> Library:
         manifest = store.read_manifest(gen)
         store.check_files(gen, manifest["files"], verify_crc=verify)
         try:
-            return cls(folder_path, root, gen, manifest)
-        except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+            if "base" not in manifest:
+                return cls(folder, root, gen, manifest)
+            base = cls._open_generation(folder, root, root / manifest["base"], verify)
+            delta = cls._open_generation(folder, root, gen / "delta", verify)
+            return cls._compose(folder, root, gen, manifest, base, delta)
+        except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as exc:
             raise store.IndexDamaged(f"damaged index in {gen}: {exc!r}") from exc
+
+    @classmethod
+    def _compose(
+        cls, folder: Path, root: Path, gen: Path, manifest: dict[str, Any], base: Library, delta: Library
+    ) -> Library:
+        """The base minus its dead notes plus the delta's notes, numbered as a full rebuild would.
+
+        `note_src` lists the notes in order: a base note index, or -1 - (delta note index).
+        Everything per chunk is laid out in that order once, here; postings are mapped per query
+        (see MergedTermIndex), so opening costs a few array operations, not a rebuild.
+        """
+        lib = cls.__new__(cls)
+        lib.folder, lib.root, lib.generation, lib.manifest = folder, root, gen, manifest
+        lib.settings = IndexSettings.from_json(manifest["settings"])
+        lib.base, lib.delta = base, delta
+        src = np.asarray(store.load_array(gen, "note_src"), dtype=np.int64)
+        from_base = src >= 0
+        b_first, d_first = base._note_first_chunk, delta._note_first_chunk
+        b_idx, d_idx = np.where(from_base, src, 0), np.where(from_base, 0, -1 - src)
+        counts = np.where(from_base, np.diff(b_first)[b_idx], np.diff(d_first)[d_idx])
+        first = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+        def remap(seg: Library, notes: np.ndarray, seg_first: np.ndarray, mask: np.ndarray) -> np.ndarray:
+            offset = np.zeros(len(seg.note_paths), np.int64)
+            alive = np.zeros(len(seg.note_paths), bool)
+            offset[notes[mask]] = first[:-1][mask] - seg_first[notes[mask]]
+            alive[notes[mask]] = True
+            owner = np.asarray(seg.chunk_note)
+            return np.where(alive[owner], np.arange(len(owner)) + offset[owner], -1).astype(np.int32)
+
+        lib._base_remap = remap(base, b_idx, b_first, from_base)
+        lib._delta_remap = remap(delta, d_idx, d_first, ~from_base)
+        lib.chunk_note = np.repeat(np.arange(len(src), dtype=np.int32), counts)
+        lib.spans = lib._merge_rows(np.asarray(base.spans), np.asarray(delta.spans))
+        lib.lines = lib._merge_rows(np.asarray(base.lines), np.asarray(delta.lines))
+        shifted = np.asarray(delta.heading_ids) + len(base.headings)
+        lib.heading_ids = lib._merge_rows(np.asarray(base.heading_ids), shifted.astype(np.int32))
+        lib.headings = base.headings + delta.headings
+        lib.note_size = np.where(from_base, base.note_size[b_idx], delta.note_size[d_idx])
+        lib.note_mtime = np.where(from_base, base.note_mtime[b_idx], delta.note_mtime[d_idx])
+        lib.note_paths = [base.note_paths[i] if i >= 0 else delta.note_paths[-1 - i] for i in src.tolist()]
+        lib.notes = _ComposedNotes(base.notes, delta.notes, src)
+        lib.skipped = [Skipped(**s) for s in store.read_jsonl(gen / "skipped.jsonl")]
+        lib.built_at, lib.n_tokens = manifest["built_at"], manifest["counts"]["tokens"]
+        lib._forward, lib._terms, lib._analyzers, lib._dense = None, {}, {}, {}
+        lib._note_first_chunk, lib._note_src = first, src
+        return lib
 
     # ---- chunks and notes ----------------------------------------------------------------
     @property
     def n_chunks(self) -> int:
         return len(self.chunk_note)
 
+    def _segment_of(self, note_idx: int) -> tuple[Library, int]:
+        """Which segment holds a note of a composed index, and its index there."""
+        assert self.base is not None and self.delta is not None and self._note_src is not None
+        s = int(self._note_src[note_idx])
+        return (self.base, s) if s >= 0 else (self.delta, -1 - s)
+
+    def note_bytes(self, note_idx: int) -> Any:
+        """The note's stored UTF-8 text (a memory-mapped slice, not a copy)."""
+        if self._note_src is not None:
+            seg, i = self._segment_of(note_idx)
+            return seg.note_bytes(i)
+        return self._blob[int(self.note_off[note_idx]) : int(self.note_off[note_idx + 1])]
+
     def note_text(self, note_idx: int) -> str:
-        s, e = int(self.note_off[note_idx]), int(self.note_off[note_idx + 1])
-        return bytes(self._blob[s:e]).decode("utf-8")
+        return bytes(self.note_bytes(note_idx)).decode("utf-8")
 
     def chunk(self, chunk_id: int) -> Chunk:
         note_idx = int(self.chunk_note[chunk_id])
@@ -258,21 +344,61 @@ class Library:
     # ---- indexes ---------------------------------------------------------------------------
     def forward(self) -> ForwardIndex:
         if self._forward is None:
-            self._forward = _load_forward(self.generation)
+            self._forward = self._compose_forward() if self.base is not None else _load_forward(self.generation)
         return self._forward
+
+    def _compose_forward(self) -> ForwardIndex:
+        """The forward index in the merged numbering, over base words plus the delta's new ones
+        (only needed to merge everything into a new base, or to derive a brand-new analyzer)."""
+        assert self.base is not None and self.delta is not None
+        bf, df_ = self.base.forward(), self.delta.forward()
+        ids = {w: i for i, w in enumerate(bf.vocab)}
+        vocab = list(bf.vocab)
+        for w in df_.vocab:
+            if w not in ids:
+                ids[w] = len(vocab)
+                vocab.append(w)
+        dmap = np.array([ids[w] for w in df_.vocab], dtype=np.int32)
+        live = np.flatnonzero(self._base_remap >= 0)
+        b_ptr, d_ptr = np.asarray(bf.row_ptr), np.asarray(df_.row_ptr)
+        row_len = np.zeros(self.n_chunks, np.int64)
+        row_len[self._base_remap[live]] = np.diff(b_ptr)[live]
+        row_len[self._delta_remap] = np.diff(d_ptr)
+        ptr = np.concatenate(([0], np.cumsum(row_len))).astype(np.int64)
+        word_ids, counts = np.empty(int(ptr[-1]), np.int32), np.empty(int(ptr[-1]), np.int32)
+        segments = ((bf, live, self._base_remap[live], None), (df_, np.arange(df_.n_chunks), self._delta_remap, dmap))
+        for seg, rows, dest, mapping in segments:
+            seg_ptr = np.asarray(seg.row_ptr)
+            lengths = np.diff(seg_ptr)[rows]
+            src_idx, dst_idx = _ranges(seg_ptr[rows], lengths), _ranges(ptr[dest], lengths)
+            ids_part = np.asarray(seg.word_ids)[src_idx]
+            word_ids[dst_idx] = mapping[ids_part] if mapping is not None else ids_part
+            counts[dst_idx] = np.asarray(seg.counts)[src_idx]
+        return ForwardIndex(vocab, ptr, word_ids, counts)
 
     def analyzer(self, config: AnalyzerConfig) -> Analyzer:
         if config.key not in self._analyzers:
             self._analyzers[config.key] = Analyzer(config)
         return self._analyzers[config.key]
 
-    def term_index(self, config: AnalyzerConfig) -> TermIndex:
+    def term_index(self, config: AnalyzerConfig) -> TermIndex | MergedTermIndex:
         """The analyzer's index: from memory, from disk, or derived (and stored) on first use."""
         if len(config.parts()) > 1:
             raise ValueError(f"{config.name} combines several indexes; ask for each of config.parts()")
         key = config.key
         if key in self._terms:
             return self._terms[key]
+        if self.base is not None and self.delta is not None:
+            base_ti = self.base.term_index(config)
+            assert isinstance(base_ti, TermIndex)
+            dead_rows = np.flatnonzero(self._base_remap < 0)
+            dead_terms = terms_of_rows(self.base.forward(), dead_rows, self.analyzer(config)) if len(dead_rows) else ()
+            dead_ids = {tid for t in dead_terms if (tid := base_ti.term_id(t)) is not None}
+            delta_ti = self.delta.term_index(config)
+            assert isinstance(delta_ti, TermIndex)
+            merged = MergedTermIndex(base_ti, delta_ti, self._base_remap, self._delta_remap, dead_ids)
+            self._terms[key] = merged
+            return merged
         sub = self.generation / f"terms-{key}"
         ti: TermIndex | None = None
         if sub.is_dir():
@@ -292,6 +418,12 @@ class Library:
         On a large folder, missing indexes are derived side by side in worker processes that read
         the forward index from disk and publish their result; this process then maps them.
         """
+        if self.base is not None and self.delta is not None:
+            self.base.warm(config, workers)
+            self.delta.warm(config, 1)
+            for cfg, _ in config.parts():
+                self.term_index(cfg)
+            return
         missing = [
             cfg
             for cfg, _ in config.parts()
@@ -412,16 +544,33 @@ class Library:
 
     def has_dense(self, name: str = WordLlamaEmbedder.name) -> bool:  # name: see core.dense.embedder_name
         """Whether this index already holds embeddings from the named backend."""
+        if self.base is not None and self.delta is not None:
+            return self.base.has_dense(name) and self.delta.has_dense(name)
         return self._dense_path(name).is_file()
 
     def stored_dense(self, name: str) -> np.ndarray | None:
         """This index's stored embeddings (memory-mapped), or None. The map stays valid on POSIX even
         after a refresh deletes this generation, which is how a refresh reuses them."""
+        if self.base is not None and self.delta is not None:
+            if name not in self._dense:
+                b_rows, d_rows = self.base.stored_dense(name), self.delta.stored_dense(name)
+                if b_rows is None or d_rows is None or b_rows.shape[1:] != d_rows.shape[1:]:
+                    return None
+                self._dense[name] = self._merge_rows(b_rows, d_rows)
+            return self._dense[name]
         try:
             matrix = np.load(self._dense_path(name), mmap_mode="r")
         except (OSError, ValueError):
             return None
         return matrix if matrix.shape[0] == self.n_chunks else None
+
+    def _merge_rows(self, b_rows: np.ndarray, d_rows: np.ndarray) -> np.ndarray:
+        """Per-chunk rows of the two segments of a composed index, in the merged order."""
+        live = np.flatnonzero(self._base_remap >= 0)
+        out = np.empty((self.n_chunks, *b_rows.shape[1:]), b_rows.dtype)
+        out[self._base_remap[live]] = b_rows[live]
+        out[self._delta_remap] = d_rows
+        return out
 
     def dense_matrix(
         self,
@@ -436,10 +585,16 @@ class Library:
         With `previous` (the index this one refreshed) and its embeddings, the rows of unchanged notes
         are copied, so only new and changed chunks are embedded again.
         """
-        path = self._dense_path(embedder.name)
         stored = self.stored_dense(embedder.name)
         if stored is not None:
             return stored
+        if self.base is not None and self.delta is not None:  # each segment embeds (and stores) its own chunks
+            b_rows = self.base.dense_matrix(embedder, batch, progress=progress)
+            prev_delta = previous.delta if previous is not None and previous.delta is not None else None
+            d_rows = self.delta.dense_matrix(embedder, batch, prev_delta, progress=progress)
+            self._dense[embedder.name] = self._merge_rows(b_rows, d_rows)
+            return self._dense[embedder.name]
+        path = self._dense_path(embedder.name)
         if previous is not None and previous_rows is None:
             previous_rows = previous.stored_dense(embedder.name)
         rows: np.ndarray | None = None
@@ -565,6 +720,35 @@ class _LazyNotes(Sequence[NoteRecord]):
                 raise store.IndexDamaged(f"damaged note record {i}: {exc}") from exc
             self._cache[i] = note
         return note
+
+
+class _ComposedNotes(Sequence[NoteRecord]):
+    """The notes of a composed index: base and delta records in the merged order."""
+
+    def __init__(self, base: Sequence[NoteRecord], delta: Sequence[NoteRecord], src: np.ndarray) -> None:
+        self._base, self._delta, self._src = base, delta, src
+
+    def __len__(self) -> int:
+        return len(self._src)
+
+    @overload
+    def __getitem__(self, i: int) -> NoteRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NoteRecord]: ...
+    def __getitem__(self, i: int | slice) -> NoteRecord | list[NoteRecord]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        s = int(self._src[i])
+        return self._base[s] if s >= 0 else self._delta[-1 - s]
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The concatenation of arange(start, start + length) for each pair, without a Python loop."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64)
+    shift = np.asarray(starts, np.int64) - np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return np.repeat(shift, lengths) + np.arange(total)
 
 
 @dataclass
@@ -739,13 +923,13 @@ def build_index(
     reuse: dict[str, int] = {}
     carried: list[Skipped] = []  # files that failed to read before and have not changed since
     todo: list[NoteFile] = []
+    sizes = previous.note_size.tolist() if previous else []
+    mtimes = previous.note_mtime.tolist() if previous else []
     for f in files:
         pi = prev_by_path.get(f.path)
-        if pi is not None and previous is not None:
-            pn = previous.notes[pi]
-            if pn.size == f.size and pn.mtime_ns == f.mtime_ns:
-                reuse[f.path] = pi
-                continue
+        if pi is not None and sizes[pi] == f.size and mtimes[pi] == f.mtime_ns:
+            reuse[f.path] = pi
+            continue
         old = prev_read_skips.get(f.path)
         if old is not None and not old.loaded and (old.size, old.mtime_ns) == (f.size, f.mtime_ns):
             carried.append(old)
@@ -780,18 +964,24 @@ def build_index(
     if cancelled is not None and cancelled():
         raise BuildCancelled("indexing was cancelled")
     prev_decoded = {p: s for p, s in prev_read_skips.items() if s.loaded}
-    library = _assemble(
-        folder_path, root, settings, files, reuse, previous, results, walk_skipped + carried, prev_decoded
-    )
+    plan = _plan_delta(previous, files, reuse)
+    if plan is not None and previous is not None:
+        skipped = walk_skipped + carried + [prev_decoded[p] for p in reuse if p in prev_decoded]
+        skipped = sorted(skipped + [s for r in results for s in r.skipped], key=lambda s: s.path)
+        library = _write_delta(folder_path, root, settings, files, plan, previous, results, skipped)
+    else:
+        library = _assemble(
+            folder_path, root, settings, files, reuse, previous, results, walk_skipped + carried, prev_decoded
+        )
     report.files, report.chunks, report.tokens = len(library.notes), library.n_chunks, library.n_tokens
     report.skipped = library.skipped
     report.elapsed_s = time.perf_counter() - t0
     return library, report
 
 
-def _assemble(
+def _write_segment(
+    gen: Path,
     folder: Path,
-    root: Path,
     settings: IndexSettings,
     files: list[NoteFile],
     reuse: dict[str, int],
@@ -799,8 +989,9 @@ def _assemble(
     results: list[BatchResult],
     skipped_before: list[Skipped],
     prev_decoded: dict[str, Skipped],
-) -> Library:
-    """Merge reused notes and freshly processed batches, in path order, into a new generation."""
+) -> dict[str, Any]:
+    """Write reused notes (from `previous`) and freshly processed batches, in path order, into
+    the folder `gen` as a complete index; returns its manifest."""
     vocab = _Vocab()
     headings = _Vocab()
     if previous is not None:
@@ -822,82 +1013,187 @@ def _assemble(
     notes: list[NoteRecord] = []
     skipped: list[Skipped] = list(skipped_before)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("span", "lines", "heading", "row_len", "ids", "counts")}
+    texts: list[Any] = []  # bytes or memory-mapped slices, written once at the end
+    for f in files:
+        if f.path in reuse and previous is not None:
+            pi = reuse[f.path]
+            notes.append(previous.notes[pi])
+            if f.path in prev_decoded:
+                skipped.append(prev_decoded[f.path])
+            texts.append(previous.note_bytes(pi))
+            rng = previous.chunks_of_note(pi)
+            c0, c1 = rng.start, rng.stop
+            parts["span"].append(np.asarray(previous.spans[c0:c1]))
+            parts["lines"].append(np.asarray(previous.lines[c0:c1]))
+            parts["heading"].append(np.asarray(previous.heading_ids[c0:c1]))
+            p0, p1 = int(fwd.row_ptr[c0]), int(fwd.row_ptr[c1])
+            parts["row_len"].append(np.diff(np.asarray(fwd.row_ptr[c0 : c1 + 1])))
+            parts["ids"].append(np.asarray(fwd.word_ids[p0:p1]))
+            parts["counts"].append(np.asarray(fwd.counts[p0:p1]))
+        elif f.path in fresh:
+            bi, ni = fresh[f.path]
+            r = results[bi]
+            wmap, hmap, row_ptr, chunk_ptr = batch_maps[bi]
+            notes.append(r.notes[ni])
+            texts.append(r.texts[ni])
+            c0, c1 = int(chunk_ptr[ni]), int(chunk_ptr[ni + 1])
+            parts["span"].append(r.spans[c0:c1])
+            parts["lines"].append(r.lines[c0:c1])
+            parts["heading"].append(hmap[c0:c1])
+            p0, p1 = int(row_ptr[c0]), int(row_ptr[c1])
+            parts["row_len"].append(r.row_len[c0:c1])
+            parts["ids"].append(wmap[r.word_ids[p0:p1]])
+            parts["counts"].append(r.counts[p0:p1])
+    note_off = np.concatenate(([0], np.cumsum([len(t) for t in texts]))).astype(np.int64)
+    for r in results:
+        skipped.extend(r.skipped)
+    skipped.sort(key=lambda s: s.path)
+
+    def cat(name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
+        # In steps of a few hundred pieces: one np.concatenate of tens of thousands of small
+        # arrays holds the GIL long enough to stall the window's event loop.
+        arrs = parts[name]
+        while len(arrs) > 256:
+            arrs = [np.concatenate(arrs[i : i + 256]) for i in range(0, len(arrs), 256)]
+        return np.concatenate(arrs).astype(dtype) if arrs else np.zeros(shape, dtype)
+
+    row_len = cat("row_len", np.int64)
+    counts = cat("counts", np.int32)
+    arrays = {
+        "note_off": note_off,
+        "chunk_note": np.repeat(np.arange(len(notes), dtype=np.int32), [n.n_chunks for n in notes]),
+        "chunk_span": cat("span", np.int32, (0, 2)),
+        "chunk_lines": cat("lines", np.int32, (0, 2)),
+        "chunk_heading": cat("heading", np.int32),
+        "fwd_ptr": np.concatenate(([0], np.cumsum(row_len))).astype(np.int64),
+        "fwd_ids": cat("ids", np.int32),
+        "fwd_counts": counts,
+        # size and mtime per note, so a refresh finds what changed without parsing every record
+        "note_size": np.array([n.size for n in notes], np.int64),
+        "note_mtime": np.array([n.mtime_ns for n in notes], np.int64),
+    }
+    files_info = store.write_arrays(
+        gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
+    )
+    files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
+    manifest = {
+        "format": store.FORMAT_VERSION,
+        "folder": str(folder),
+        "built_at": time.time(),
+        "settings": settings.to_json(),
+        "counts": {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())},
+        "files": files_info,
+    }
+    files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
+    files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
+    files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+    store.write_json(gen / store.MANIFEST, manifest)
+    return manifest
+
+
+def _assemble(
+    folder: Path,
+    root: Path,
+    settings: IndexSettings,
+    files: list[NoteFile],
+    reuse: dict[str, int],
+    previous: Library | None,
+    results: list[BatchResult],
+    skipped_before: list[Skipped],
+    prev_decoded: dict[str, Skipped],
+) -> Library:
+    """A new full generation (a new base): every note, reused or fresh, in one segment."""
     gen = store.new_generation(root)
     try:
-        texts: list[Any] = []  # bytes or memory-mapped slices, written once at the end
-        for f in files:
-            if f.path in reuse and previous is not None:
-                pi = reuse[f.path]
-                notes.append(previous.notes[pi])
-                if f.path in prev_decoded:
-                    skipped.append(prev_decoded[f.path])
-                texts.append(previous._blob[int(previous.note_off[pi]) : int(previous.note_off[pi + 1])])
-                rng = previous.chunks_of_note(pi)
-                c0, c1 = rng.start, rng.stop
-                parts["span"].append(np.asarray(previous.spans[c0:c1]))
-                parts["lines"].append(np.asarray(previous.lines[c0:c1]))
-                parts["heading"].append(np.asarray(previous.heading_ids[c0:c1]))
-                p0, p1 = int(fwd.row_ptr[c0]), int(fwd.row_ptr[c1])
-                parts["row_len"].append(np.diff(np.asarray(fwd.row_ptr[c0 : c1 + 1])))
-                parts["ids"].append(np.asarray(fwd.word_ids[p0:p1]))
-                parts["counts"].append(np.asarray(fwd.counts[p0:p1]))
-            elif f.path in fresh:
-                bi, ni = fresh[f.path]
-                r = results[bi]
-                wmap, hmap, row_ptr, chunk_ptr = batch_maps[bi]
-                notes.append(r.notes[ni])
-                texts.append(r.texts[ni])
-                c0, c1 = int(chunk_ptr[ni]), int(chunk_ptr[ni + 1])
-                parts["span"].append(r.spans[c0:c1])
-                parts["lines"].append(r.lines[c0:c1])
-                parts["heading"].append(hmap[c0:c1])
-                p0, p1 = int(row_ptr[c0]), int(row_ptr[c1])
-                parts["row_len"].append(r.row_len[c0:c1])
-                parts["ids"].append(wmap[r.word_ids[p0:p1]])
-                parts["counts"].append(r.counts[p0:p1])
-        note_off = np.concatenate(([0], np.cumsum([len(t) for t in texts]))).astype(np.int64)
-        for r in results:
-            skipped.extend(r.skipped)
-        skipped.sort(key=lambda s: s.path)
-
-        def cat(name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
-            # In steps of a few hundred pieces: one np.concatenate of tens of thousands of small
-            # arrays holds the GIL long enough to stall the window's event loop.
-            arrs = parts[name]
-            while len(arrs) > 256:
-                arrs = [np.concatenate(arrs[i : i + 256]) for i in range(0, len(arrs), 256)]
-            return np.concatenate(arrs).astype(dtype) if arrs else np.zeros(shape, dtype)
-
-        row_len = cat("row_len", np.int64)
-        counts = cat("counts", np.int32)
-        arrays = {
-            "note_off": note_off,
-            "chunk_note": np.repeat(np.arange(len(notes), dtype=np.int32), [n.n_chunks for n in notes]),
-            "chunk_span": cat("span", np.int32, (0, 2)),
-            "chunk_lines": cat("lines", np.int32, (0, 2)),
-            "chunk_heading": cat("heading", np.int32),
-            "fwd_ptr": np.concatenate(([0], np.cumsum(row_len))).astype(np.int64),
-            "fwd_ids": cat("ids", np.int32),
-            "fwd_counts": counts,
-        }
-        files_info = store.write_arrays(
-            gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
-        )
-        files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
-        manifest = {
-            "format": store.FORMAT_VERSION,
-            "folder": str(folder),
-            "built_at": time.time(),
-            "settings": settings.to_json(),
-            "counts": {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())},
-            "files": files_info,
-        }
-        files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
-        files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
-        files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
-        store.write_json(gen / store.MANIFEST, manifest)
+        manifest = _write_segment(gen, folder, settings, files, reuse, previous, results, skipped_before, prev_decoded)
         store.publish(root, gen)
     except BaseException:
         store.discard(gen)
         raise
     return Library(folder, root, gen, manifest)
+
+
+@dataclass
+class _DeltaPlan:
+    """How a refresh splits the notes: kept from the base, or (re)written in the delta segment."""
+
+    base: Library
+    from_base: dict[str, int]  # path -> base note index
+    from_delta: dict[str, int]  # path -> note index in the previous delta segment
+    delta_files: list[NoteFile]
+
+
+def _plan_delta(previous: Library | None, files: list[NoteFile], reuse: dict[str, int]) -> _DeltaPlan | None:
+    """A delta refresh when the notes that differ from the base are few; None for a full merge."""
+    if previous is None:
+        return None
+    base = previous.base if previous.base is not None else previous
+    from_base: dict[str, int] = {}
+    from_delta: dict[str, int] = {}
+    for path, pi in reuse.items():
+        src = pi if previous._note_src is None else int(previous._note_src[pi])
+        if src >= 0:
+            from_base[path] = src
+        else:
+            from_delta[path] = -1 - src
+    delta_files = [f for f in files if f.path not in from_base]
+    total = sum(f.size for f in files)
+    if len(delta_files) > DELTA_MAX_NOTES or sum(f.size for f in delta_files) > DELTA_MAX_SHARE * total:
+        return None
+    return _DeltaPlan(base, from_base, from_delta, delta_files)
+
+
+def _write_delta(
+    folder: Path,
+    root: Path,
+    settings: IndexSettings,
+    files: list[NoteFile],
+    plan: _DeltaPlan,
+    previous: Library,
+    results: list[BatchResult],
+    skipped: list[Skipped],
+) -> Library:
+    """A new generation that keeps the base as it is and writes only the delta segment: the
+    changed and new notes (and those changed since the base), plus the merged note order."""
+    base = plan.base
+    gen = store.new_generation(root)
+    try:
+        delta_dir = gen / "delta"
+        delta_dir.mkdir()
+        dman = _write_segment(
+            delta_dir, folder, settings, plan.delta_files, plan.from_delta, previous.delta, results, [], {}
+        )
+        delta = Library(folder, root, delta_dir, dman)
+        in_delta = {p: j for j, p in enumerate(delta.note_paths)}
+        src = [
+            plan.from_base[f.path] if f.path in plan.from_base else -1 - in_delta[f.path]
+            for f in files
+            if f.path in plan.from_base or f.path in in_delta
+        ]
+        kept = np.zeros(len(base.note_paths), bool)
+        kept[list(plan.from_base.values())] = True
+        dead_rows = np.flatnonzero(~kept[np.asarray(base.chunk_note)])
+        fwd = base.forward()
+        ptr = np.asarray(fwd.row_ptr)
+        dead_tokens = int(np.asarray(fwd.counts)[_ranges(ptr[dead_rows], np.diff(ptr)[dead_rows])].sum())
+        files_info = store.write_arrays(gen, {"note_src": np.asarray(src, np.int32)}, {})
+        files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+        manifest = {
+            "format": store.FORMAT_VERSION,
+            "folder": str(folder),
+            "built_at": time.time(),
+            "settings": settings.to_json(),
+            "base": base.generation.name,
+            "counts": {
+                "files": len(src),
+                "chunks": base.n_chunks - len(dead_rows) + delta.n_chunks,
+                "tokens": base.n_tokens - dead_tokens + delta.n_tokens,
+            },
+            "files": files_info,
+        }
+        store.write_json(gen / store.MANIFEST, manifest)
+        store.publish(root, gen, also_keep=base.generation)
+    except BaseException:
+        store.discard(gen)
+        raise
+    return Library._compose(folder, root, gen, manifest, base, delta)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-FORMAT_VERSION = 4  # 4: markdown chunks end at the best break near `size` words
+FORMAT_VERSION = 5  # 4: markdown chunks end at the best break near `size` words; 5: delta segments
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 
@@ -179,21 +179,23 @@ def current_generation(root: Path) -> Path | None:
     return path if name and path.is_dir() else None
 
 
-def publish(root: Path, generation: Path) -> None:
-    """Make `generation` current atomically, then remove older generations."""
+def publish(root: Path, generation: Path, also_keep: Path | None = None) -> None:
+    """Make `generation` current atomically, then remove older generations (but `also_keep`,
+    the base a delta generation builds on)."""
     tmp = root / (CURRENT + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(generation.name)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, root / CURRENT)
-    prune(root, keep=generation)
+    prune(root, keep=[generation] + ([also_keep] if also_keep is not None else []))
 
 
-def prune(root: Path, keep: Path | None) -> None:
-    """Delete generations other than `keep` (open memory maps stay valid on POSIX)."""
+def prune(root: Path, keep: list[Path]) -> None:
+    """Delete generations other than those in `keep` (open memory maps stay valid on POSIX)."""
+    names = {k.name for k in keep}
     for path in root.glob("gen-*"):
-        if keep is None or path.name != keep.name:
+        if path.name not in names:
             shutil.rmtree(path, ignore_errors=True)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragdesk.core import library as library_mod
 from ragdesk.core import store
 from ragdesk.core.analyzers import ANALYZERS, AnalyzerConfig
 from ragdesk.core.chunking import ChunkOptions
@@ -106,7 +107,10 @@ def _stats(library: Library, analyzer: str) -> tuple:
     return ti.n_docs, ti.avgdl, dfs, chunks, np.asarray(ti.doc_len).tolist()
 
 
-def test_incremental_equals_full_rebuild(tmp_path: Path) -> None:
+@pytest.mark.parametrize("delta", [False, True], ids=["merge-all", "delta-segment"])
+def test_incremental_equals_full_rebuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool) -> None:
+    # Refreshes either merge everything into a new base or write a delta segment over it.
+    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
     rng = random.Random(7)
     vocab = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split()
     folder = tmp_path / "notes"
@@ -126,6 +130,8 @@ def test_incremental_equals_full_rebuild(tmp_path: Path) -> None:
         pick[8].rename(folder / f"renamed{step}.md")
         inc, report = build_index(folder, tmp_path / "inc", workers=1)
         assert report.changed == 5 and report.removed == 4 and report.added == 5
+        assert (inc.base is not None) == delta
+        assert Library.open(folder, tmp_path / "inc", verify=True).n_chunks == inc.n_chunks
         full, _ = build_index(folder, tmp_path / f"full{step}", workers=1)
         for name in ANALYZERS:
             assert _stats(inc, name) == _stats(full, name)
