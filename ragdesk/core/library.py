@@ -273,9 +273,15 @@ class Library:
         lib.chunk_note = np.repeat(np.arange(len(src), dtype=np.int32), counts)
         lib.spans = lib._merge_rows(np.asarray(base.spans), np.asarray(delta.spans))
         lib.lines = lib._merge_rows(np.asarray(base.lines), np.asarray(delta.lines))
-        shifted = np.asarray(delta.heading_ids) + len(base.headings)
-        lib.heading_ids = lib._merge_rows(np.asarray(base.heading_ids), shifted.astype(np.int32))
-        lib.headings = base.headings + delta.headings
+        lib.headings = list(base.headings)
+        heading_id = {h: i for i, h in enumerate(lib.headings)}
+        for h in delta.headings:  # one id per distinct heading, as a full build has
+            if h not in heading_id:
+                heading_id[h] = len(lib.headings)
+                lib.headings.append(h)
+        delta_heading = np.array([heading_id[h] for h in delta.headings], np.int32)
+        delta_ids = delta_heading[np.asarray(delta.heading_ids)] if len(delta_heading) else np.zeros(0, np.int32)
+        lib.heading_ids = lib._merge_rows(np.asarray(base.heading_ids), delta_ids)
         lib.note_size = np.where(from_base, base.note_size[b_idx], delta.note_size[d_idx])
         lib.note_mtime = np.where(from_base, base.note_mtime[b_idx], delta.note_mtime[d_idx])
         lib.note_paths = [base.note_paths[i] if i >= 0 else delta.note_paths[-1 - i] for i in src.tolist()]
@@ -590,8 +596,9 @@ class Library:
             return stored
         if self.base is not None and self.delta is not None:  # each segment embeds (and stores) its own chunks
             b_rows = self.base.dense_matrix(embedder, batch, progress=progress)
-            prev_delta = previous.delta if previous is not None and previous.delta is not None else None
-            d_rows = self.delta.dense_matrix(embedder, batch, prev_delta, progress=progress)
+            if previous is not None and previous_rows is None:
+                previous_rows = previous.stored_dense(embedder.name)
+            d_rows = self.delta.dense_matrix(embedder, batch, previous, previous_rows, progress)
             self._dense[embedder.name] = self._merge_rows(b_rows, d_rows)
             return self._dense[embedder.name]
         path = self._dense_path(embedder.name)

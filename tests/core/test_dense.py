@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragdesk.core import library as library_mod
 from ragdesk.core.dense import RRF_C, Fusion, dense_top_k, rrf_fuse
-from ragdesk.core.library import build_index
+from ragdesk.core.library import Library, build_index
 
 from ..conftest import write_notes
 
@@ -91,7 +92,9 @@ def test_wordllama_backend_offline(tmp_path: Path) -> None:
     assert v[2] @ v[0] > v[2] @ v[1] + 0.3
 
 
-def test_embeddings_refresh_incrementally(tmp_path: Path) -> None:
+@pytest.mark.parametrize("delta", [False, True], ids=["merge-all", "delta-segment"])
+def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool) -> None:
+    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
     folder = write_notes(tmp_path / "n", {f"{c}.md": f"# {c}\n\nnote about {c} things" for c in "abcd"})
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
 
@@ -118,6 +121,17 @@ def test_embeddings_refresh_incrementally(tmp_path: Path) -> None:
     assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, HashEmbedder().embed(new.chunk_texts()).astype(np.float16))
+    assert (new.base is not None) == delta and new.has_dense(emb.name)
+    # A second refresh embeds only what changed since, and the index reopens with its embeddings.
+    emb.embedded.clear()
+    rows = new.stored_dense(emb.name)
+    (folder / "c.md").write_text("# c\n\nnow about otters", encoding="utf-8")
+    third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=new)
+    expected = HashEmbedder().embed(third.chunk_texts()).astype(np.float16)
+    assert np.array_equal(np.asarray(third.dense_matrix(emb, previous=new, previous_rows=rows)), expected)
+    assert emb.embedded == [third.chunk_texts()[2]]
+    reopened = Library.open(folder, tmp_path / "idx")
+    assert np.array_equal(np.asarray(reopened.stored_dense(emb.name)), np.asarray(third.stored_dense(emb.name)))
 
 
 def test_model2vec_local_folder_backend(tmp_path: Path) -> None:
