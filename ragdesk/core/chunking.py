@@ -181,15 +181,14 @@ def _blocks(note: Note) -> list[_Block]:
 
 # Break strengths before a word: where a chunk may end. Higher is preferred; ties go to the later word.
 _BREAK_SENTENCE, _BREAK_BLOCK, _BREAK_HEADING = 1, 2, 3
-_SENTENCE_END_CHARS = list(".!?:;")
+_SENTENCE_END = np.array([ord(c) for c in ".!?:;"], dtype=np.uint32)
 
 
 def _break_points(note: Note, starts: list[int], ends: list[int], blocks: list[_Block]) -> np.ndarray:
     """For each word, how good a chunk boundary just before it is (0 = mid-sentence)."""
     score = np.zeros(len(starts), dtype=np.int8)
-    text = note.text
-    last_chars = np.array([text[e - 1] for e in ends[:-1]])
-    score[1:][np.isin(last_chars, _SENTENCE_END_CHARS)] = _BREAK_SENTENCE
+    codes = np.frombuffer(note.text.encode("utf-32-le"), dtype=np.uint32)
+    score[1:][np.isin(codes[np.asarray(ends[:-1], dtype=np.int64) - 1], _SENTENCE_END)] = _BREAK_SENTENCE
     if blocks:
         word_starts = np.asarray(starts)
         first = np.searchsorted(word_starts, [b.start for b in blocks])
@@ -229,12 +228,18 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
     """
     lines = _Lines(note.text)
     size, overlap = options.size, options.overlap
-    starts, ends = _word_spans(note.text, note.body_start, len(note.text))
-    n = len(starts)
-    if not n:
-        return []
     blocks = _blocks(note)
     block_ends = [b.end for b in blocks]
+    body = note.text[note.body_start :]
+    if len(body.split()) <= size + size // 4:  # the common short note: one chunk, no cut to choose
+        stripped = body.strip()
+        if not stripped:
+            return []
+        start = note.body_start + len(body) - len(body.lstrip())
+        end = start + len(stripped)
+        return [_make(note, lines, HEADING_SEP.join(_trail_at(blocks, block_ends, start, end)), start, end)]
+    starts, ends = _word_spans(note.text, note.body_start, len(note.text))
+    n = len(starts)
     breaks = _break_points(note, starts, ends, blocks)
     chunks: list[Chunk] = []
     lo = max(1, int(size * MIN_FILL))

@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,10 +43,42 @@ def queries(n_titles: int = 200) -> list[str]:
     return out + titles[::step][:n_titles]
 
 
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants (Linux /proc)."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            total = next((int(x.split()[1]) * 1024 for x in fh if x.startswith("VmRSS:")), 0)
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            kids = [int(c) for c in fh.read().split()]
+    except OSError:
+        return total
+    return total + sum(tree_rss(k) for k in kids)
+
+
+class PeakMemory:
+    """Samples the resident memory of this process and its workers together, every 20 ms."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, tree_rss(os.getpid()))
+
+    def mb(self) -> float:
+        return max(self.peak, tree_rss(os.getpid())) / 2**20
+
+
+MEMORY: PeakMemory | None = None
+
+
 def peak_mb() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return own + kids  # workers run beside the parent, so their peaks add up (an upper bound)
+    """Peak resident memory of the engine's process tree so far (workers counted while they run)."""
+    return MEMORY.mb() if MEMORY is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def windows(folder: Path, exts: tuple[str, ...], size: int = 80, overlap: int = 20) -> list[str]:
@@ -108,13 +141,27 @@ def run_ragdesk(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str,
         t0 = time.perf_counter()
         lib, _ = build_index(notes, index_dir, IndexSettings(LoadOptions(extensions=exts)), previous=lib)
         lib.warm(AnalyzerConfig())
-        found = lib.search("zyxwvut", AnalyzerConfig("words")).hits
+        found = [h for h in lib.search("zyxwvut", AnalyzerConfig()).hits if h.path == str(note.relative_to(notes))]
         out["incremental_s"] = time.perf_counter() - t0 if found else float("nan")
         out["index_mb"] = sum(f.stat().st_size for f in index_dir.rglob("*") if f.is_file()) / 1e6
+        out["loaded_mb"] = loaded_rss_mb(notes, index_dir, qs[0])
         out["peak_mb"] = peak_mb()
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def loaded_rss_mb(notes: Path, index_dir: Path, query: str) -> float:
+    """Resident memory of a fresh process that opens the index and answers one default query."""
+    code = (
+        "import sys; from ragdesk.core.library import Library; from ragdesk.core.analyzers import AnalyzerConfig; "
+        "lib = Library.open(sys.argv[1], sys.argv[2]); lib.search(sys.argv[3], AnalyzerConfig(), k=10); "
+        "print(next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmRSS:')))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(notes), str(index_dir), query], capture_output=True, text=True, check=True
+    )
+    return int(proc.stdout.split()[-1]) / 1024
 
 
 def run_bm25s(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str, float]:
@@ -163,11 +210,12 @@ def run_tantivy(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str,
         texts = windows(folder, exts)
         sb = tantivy.SchemaBuilder()
         sb.add_text_field("body", stored=False)
+        sb.add_integer_field("id", indexed=True)
         schema = sb.build()
         index = tantivy.Index(schema, path=tmp)
         writer = index.writer(heap_size=200_000_000, num_threads=1)
-        for t in texts:
-            writer.add_document(tantivy.Document(body=t))
+        for i, t in enumerate(texts):
+            writer.add_document(tantivy.Document(body=t, id=i))
         writer.commit()
         writer.wait_merging_threads()
         index.reload()
@@ -185,7 +233,26 @@ def run_tantivy(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str,
         index2 = tantivy.Index.open(tmp)
         index2.searcher().search(index2.parse_query(" ".join(WORD.findall(qs[0])), ["body"]), 10)
         reopen = time.perf_counter() - t0
-        return {"build_s": build, "chunks": len(texts), **r, "reopen_first_query_s": reopen, "peak_mb": peak_mb()}
+        # One edited window: delete it by id, add the new text, commit, and find it.
+        t0 = time.perf_counter()
+        doc = len(texts) // 2
+        writer = index.writer(heap_size=200_000_000, num_threads=1)
+        writer.delete_documents("id", doc)
+        writer.add_document(tantivy.Document(body=texts[doc] + " an edit zyxwvut", id=doc))
+        writer.commit()
+        writer.wait_merging_threads()
+        index.reload()
+        found = index.searcher().search(index.parse_query("zyxwvut", ["body"]), 10).hits
+        update = time.perf_counter() - t0 if found else float("nan")
+        return {
+            "build_s": build,
+            "chunks": len(texts),
+            **r,
+            "reopen_first_query_s": reopen,
+            "incremental_s": update,
+            "index_mb": sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file()) / 1e6,
+            "peak_mb": peak_mb(),
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -194,6 +261,8 @@ RUNNERS = {"ragdesk": run_ragdesk, "bm25s": run_bm25s, "rank_bm25": run_rank_bm2
 
 
 def child(engine: str, corpus: str) -> None:
+    global MEMORY
+    MEMORY = PeakMemory()
     folder, exts = CORPORA[corpus]
     result = RUNNERS[engine](folder, exts, queries())
     print("RESULT " + json.dumps(result))
@@ -217,9 +286,9 @@ def main() -> int:
         print(f"### {corpus}: {CORPORA[corpus][0]}\n")
         print(
             "| engine | chunks | build s | query p50 ms | query p95 ms | reopen + 1st query s | one-note update s "
-            "| peak MB |"
+            "| peak MB | index MB |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for engine in args.engines.split(","):
             proc = subprocess.run(
                 [sys.executable, str(HERE), "--child", engine, corpus], capture_output=True, text=True, check=False
@@ -227,7 +296,7 @@ def main() -> int:
             line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
             if line is None:
                 err = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-                print(f"| {engine} | failed: {err} | | | | | | |")
+                print(f"| {engine} | failed: {err} | | | | | | | |")
                 continue
             r = json.loads(line[7:])
             reopen = f"{r['reopen_first_query_s']:.2f}" if "reopen_first_query_s" in r else "n/a"
@@ -237,12 +306,14 @@ def main() -> int:
                         f"| ragdesk ({name}) | {r['chunks']:.0f} | {r['build_s']:.1f} | {r[name + '_p50_ms']:.2f} "
                         f"({r[name + '_explain_p50_ms']:.2f} with explanations) | {r[name + '_p95_ms']:.2f} "
                         f"({r[name + '_explain_p95_ms']:.2f}) | {reopen} | {r['incremental_s']:.2f} "
-                        f"| {r['peak_mb']:.0f} |"
+                        f"| {r['peak_mb']:.0f} | {r['index_mb']:.0f} (opened: {r['loaded_mb']:.0f} MB resident) |"
                     )
             else:
+                update = f"{r['incremental_s']:.2f}" if "incremental_s" in r else "n/a (rebuild)"
+                index_mb = f"{r['index_mb']:.0f}" if "index_mb" in r else "n/a (memory)"
                 print(
                     f"| {engine} | {r['chunks']:.0f} | {r['build_s']:.1f} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} "
-                    f"| {reopen} | n/a (rebuild) | {r['peak_mb']:.0f} |"
+                    f"| {reopen} | {update} | {r['peak_mb']:.0f} | {index_mb} |"
                 )
             sys.stdout.flush()
         print()
