@@ -127,10 +127,15 @@ class Analyzer:
         self._stops = frozenset(fold_accents(s) for s in stops) if self.config.fold_accents else frozenset(stops)
         self.terms_of_word = lru_cache(maxsize=200_000)(self._terms_of_word)
 
-    def _terms_of_word(self, word: str) -> tuple[str, ...]:
+    def normalized_word(self, word: str) -> str:
+        """The word as the analyzer sees it (accents folded if asked), or "" for a stop word."""
         if self.config.fold_accents:
             word = fold_accents(word)
-        if word in self._stops:
+        return "" if word in self._stops else word
+
+    def _terms_of_word(self, word: str) -> tuple[str, ...]:
+        word = self.normalized_word(word)
+        if not word:
             return ()
         name = self.config.name
         if name == "words":

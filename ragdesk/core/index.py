@@ -224,7 +224,14 @@ def top_k(doc_ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, 
 
 
 def build_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """For each word id, the analyzer's term ids (CSR) with multiplicities: (terms, ptr, ids, mult).
+    """For each word id, the analyzer's term ids (CSR) with multiplicities: (terms, ptr, ids, mult)."""
+    if analyzer.config.name == "trigrams":
+        return _trigram_word_map(vocab, analyzer)
+    return _word_map_by_word(vocab, analyzer)
+
+
+def _word_map_by_word(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """`build_word_map` for any analyzer, one word at a time.
 
     Built in `array` buffers rather than lists: turning a list of millions of ints into numpy
     holds the GIL for a long time (a visible stall in the window); a buffer converts for free.
@@ -254,6 +261,30 @@ def build_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.
         for a in (ptr, ids, mult)
     ]
     return list(term_ids), as_np[0], as_np[1], as_np[2]
+
+
+def _trigram_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """`build_word_map` for trigrams without a Python loop over trigrams: every padded word's
+    code points in one array, each window of three packed into one integer (21 bits a code point)."""
+    words = [analyzer.normalized_word(w) for w in vocab]  # accents folded, stop words ""
+    lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+    if not lengths.sum():
+        return [], np.zeros(len(vocab) + 1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+    padded = "".join(f"_{w}_" if w else "" for w in words)
+    cp = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+    starts = np.concatenate(([0], np.cumsum(np.where(lengths > 0, lengths + 2, 0))[:-1]))
+    pos = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths) + np.arange(int(lengths.sum()))
+    keys = (cp[pos] << np.uint64(42)) | (cp[pos + 1] << np.uint64(21)) | cp[pos + 2]
+    uniq = np.unique(keys)
+    term_of = np.searchsorted(uniq, keys)  # cheaper than unique's return_inverse (one sort, not two)
+    word_of = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
+    pairs, mult = np.unique(word_of * len(uniq) + term_of, return_counts=True)  # a word's repeated trigrams
+    ptr = np.concatenate(([0], np.cumsum(np.bincount(pairs // len(uniq), minlength=len(words))))).astype(np.int64)
+    mask = np.uint64((1 << 21) - 1)
+    chars = np.stack([uniq >> np.uint64(42), (uniq >> np.uint64(21)) & mask, uniq & mask], axis=1).astype(np.uint32)
+    flat = chars.tobytes().decode("utf-32-le", "surrogatepass")
+    terms = [flat[i : i + 3] for i in range(0, len(flat), 3)]
+    return terms, ptr, (pairs % len(uniq)).astype(np.int32), mult.astype(np.int32)
 
 
 def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:

@@ -143,3 +143,22 @@ def test_pruned_top_k_equals_exhaustive(seed: int, n_docs: int, k: int, n_query:
     want_docs, want_scores = top_k(*score_all(refs, n_docs, 1.2, 0.75), k)
     assert got_docs.tolist() == want_docs.tolist()
     assert got_scores.tolist() == want_scores.tolist()
+
+
+@pytest.mark.parametrize(
+    "config", [AnalyzerConfig("trigrams"), AnalyzerConfig("trigrams", fold_accents=True, stop_words=("en", "cs"))]
+)
+def test_vectorized_trigram_word_map_matches_per_word(config: AnalyzerConfig) -> None:
+    from ragdesk.core.analyzers import Analyzer
+    from ragdesk.core.index import _trigram_word_map, _word_map_by_word
+
+    vocab = ["indukce", "indukcí", "aaaa", "a", "the", "café", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "v", "x" * 40, "a"]
+
+    def triples(word_map: tuple) -> set[tuple[int, str, int]]:
+        terms, ptr, ids, mult = word_map
+        return {(w, terms[ids[j]], int(mult[j])) for w in range(len(vocab)) for j in range(ptr[w], ptr[w + 1])}
+
+    analyzer = Analyzer(config)
+    fast, slow = triples(_trigram_word_map(vocab, analyzer)), triples(_word_map_by_word(vocab, analyzer))
+    assert fast == slow and (2, "aaa", 2) in fast  # "_aaaa_" has "aaa" twice
+    assert ((4, "_th", 1) in fast) == (not config.stop_words)  # "the" is an English stop word
