@@ -290,8 +290,9 @@ def _trigram_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], 
 def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
     """Build one analyzer's term-major index from the word-level forward index.
 
-    It is a sparse product: (chunks x words counts) @ (words x terms multiplicities), then
-    transposed to term-major. scipy does both in compiled code without per-posting Python work.
+    It is a sparse product, taken term-major from the start: (terms x words multiplicities) @
+    (words x chunks counts). scipy does it in compiled code without per-posting Python work, and
+    no chunk-major copy of the (large) result is ever made.
     """
     terms, mptr, mids, mmult = build_word_map(forward.vocab, analyzer)
     n, v = forward.n_chunks, len(forward.vocab)
@@ -300,15 +301,15 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
         shape=(n, v),
     )
     word_map = sparse.csr_matrix((mmult, mids, mptr), shape=(v, len(terms)))
-    by_term = (counts @ word_map).tocsc()
+    by_term = word_map.T.tocsr() @ counts.T.tocsr()
     by_term.sort_indices()
     tokens_per_word = np.asarray(word_map.sum(axis=1), dtype=np.int64).ravel()
     doc_len = (counts @ tokens_per_word).astype(np.int32) if n else np.zeros(0, np.int32)
     return TermIndex(
         terms,
         by_term.indptr.astype(np.int64),
-        by_term.indices.astype(np.int32),
-        by_term.data.astype(np.int32),
+        by_term.indices.astype(np.int32, copy=False),
+        by_term.data.astype(np.int32, copy=False),
         doc_len,
     )
 
