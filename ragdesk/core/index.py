@@ -33,8 +33,35 @@ class ForwardIndex:
         return len(self.row_ptr) - 1
 
 
+class _Scored:
+    """What BM25 reads from an index besides its postings: term frequencies and length norms."""
+
+    doc_len: np.ndarray
+    _norm_cache: tuple[float, float, np.ndarray] | None
+
+    @property
+    def avgdl(self) -> float:
+        raise NotImplementedError
+
+    def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def tf(self, term_id: int, doc: int) -> int:
+        docs, tfs = self.postings(term_id)
+        i = int(np.searchsorted(docs, doc))
+        return int(tfs[i]) if i < len(docs) and docs[i] == doc else 0
+
+    def norms(self, k1: float, b: float) -> np.ndarray:
+        """k1 * (1 - b + b * |D| / avgdl) per chunk, cached for the last (k1, b)."""
+        cached = self._norm_cache
+        if cached is None or cached[0] != k1 or cached[1] != b:
+            cached = (k1, b, length_norms(self.doc_len, self.avgdl, k1, b))
+            self._norm_cache = cached
+        return cached[2]
+
+
 @dataclass
-class TermIndex:
+class TermIndex(_Scored):
     """Term-major postings for one analyzer, with chunk lengths in that analyzer's tokens."""
 
     terms: list[str]
@@ -109,19 +136,6 @@ class TermIndex:
     def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
         s, e = int(self.indptr[term_id]), int(self.indptr[term_id + 1])
         return self.docs[s:e], self.tfs[s:e]
-
-    def tf(self, term_id: int, doc: int) -> int:
-        docs, tfs = self.postings(term_id)
-        i = int(np.searchsorted(docs, doc))
-        return int(tfs[i]) if i < len(docs) and docs[i] == doc else 0
-
-    def norms(self, k1: float, b: float) -> np.ndarray:
-        """k1 * (1 - b + b * |D| / avgdl) per chunk, cached for the last (k1, b)."""
-        cached = self._norm_cache
-        if cached is None or cached[0] != k1 or cached[1] != b:
-            cached = (k1, b, length_norms(self.doc_len, self.avgdl, k1, b))
-            self._norm_cache = cached
-        return cached[2]
 
 
 @dataclass(frozen=True)
@@ -314,7 +328,7 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
     )
 
 
-class MergedTermIndex:
+class MergedTermIndex(_Scored):
     """A base index minus its dead chunks, plus a small delta index, seen in the chunk numbering
     a full rebuild would give (so N, avgdl, n_t, scores and tie order are exactly the rebuild's).
 
@@ -398,18 +412,6 @@ class MergedTermIndex:
         if term_id < len(self.base.terms) and term_id not in self.dead_terms and self._delta_id(term_id) is None:
             return self.base.df(term_id)
         return len(self.postings(term_id)[0])
-
-    def tf(self, term_id: int, doc: int) -> int:
-        docs, tfs = self.postings(term_id)
-        i = int(np.searchsorted(docs, doc))
-        return int(tfs[i]) if i < len(docs) and docs[i] == doc else 0
-
-    def norms(self, k1: float, b: float) -> np.ndarray:
-        cached = self._norm_cache
-        if cached is None or cached[0] != k1 or cached[1] != b:
-            cached = (k1, b, length_norms(self.doc_len, self.avgdl, k1, b))
-            self._norm_cache = cached
-        return cached[2]
 
     def upper_bound(self, term_id: int, idf_t: float, k1: float, b: float) -> float:
         """A bound on the term's weight in any chunk, never below the true maximum.

@@ -694,7 +694,23 @@ class Library:
         return rows
 
 
-class _LazyNotes(Sequence[NoteRecord]):
+class _Records(Sequence[NoteRecord]):
+    """A read-only sequence of note records, fetched one at a time by `_get`."""
+
+    def _get(self, i: int) -> NoteRecord:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> NoteRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NoteRecord]: ...
+    def __getitem__(self, i: int | slice) -> NoteRecord | list[NoteRecord]:
+        if isinstance(i, slice):
+            return [self._get(j) for j in range(*i.indices(len(self)))]
+        return self._get(i + len(self) if i < 0 else i)
+
+
+class _LazyNotes(_Records):
     """The notes table, parsed a record at a time on first use: opening a large index stays cheap
     (and light on the GIL, which the window's thread shares)."""
 
@@ -710,15 +726,7 @@ class _LazyNotes(Sequence[NoteRecord]):
     def __len__(self) -> int:
         return len(self._lines)
 
-    @overload
-    def __getitem__(self, i: int) -> NoteRecord: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[NoteRecord]: ...
-    def __getitem__(self, i: int | slice) -> NoteRecord | list[NoteRecord]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
+    def _get(self, i: int) -> NoteRecord:
         note = self._cache.get(i)
         if note is None:
             try:
@@ -729,7 +737,7 @@ class _LazyNotes(Sequence[NoteRecord]):
         return note
 
 
-class _ComposedNotes(Sequence[NoteRecord]):
+class _ComposedNotes(_Records):
     """The notes of a composed index: base and delta records in the merged order."""
 
     def __init__(self, base: Sequence[NoteRecord], delta: Sequence[NoteRecord], src: np.ndarray) -> None:
@@ -738,13 +746,7 @@ class _ComposedNotes(Sequence[NoteRecord]):
     def __len__(self) -> int:
         return len(self._src)
 
-    @overload
-    def __getitem__(self, i: int) -> NoteRecord: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[NoteRecord]: ...
-    def __getitem__(self, i: int | slice) -> NoteRecord | list[NoteRecord]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _get(self, i: int) -> NoteRecord:
         s = int(self._src[i])
         return self._base[s] if s >= 0 else self._delta[-1 - s]
 
