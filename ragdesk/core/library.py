@@ -1085,17 +1085,32 @@ def _write_segment(
         gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
     )
     files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
-    manifest = {
+    files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
+    files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
+    files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+    counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
+    return _write_manifest(gen, folder, settings, counts_info, files_info)
+
+
+def _write_manifest(
+    gen: Path,
+    folder: Path,
+    settings: IndexSettings,
+    counts: dict[str, int],
+    files: dict[str, dict[str, int]],
+    base: str | None = None,
+) -> dict[str, Any]:
+    """Write a generation's manifest (last, so a generation without one is incomplete)."""
+    manifest: dict[str, Any] = {
         "format": store.FORMAT_VERSION,
         "folder": str(folder),
         "built_at": time.time(),
         "settings": settings.to_json(),
-        "counts": {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())},
-        "files": files_info,
+        "counts": counts,
+        "files": files,
     }
-    files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
-    files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
-    files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+    if base is not None:
+        manifest["base"] = base  # a delta generation: its notes on top of this full one
     store.write_json(gen / store.MANIFEST, manifest)
     return manifest
 
@@ -1187,20 +1202,12 @@ def _write_delta(
         dead_tokens = int(np.asarray(fwd.counts)[_ranges(ptr[dead_rows], np.diff(ptr)[dead_rows])].sum())
         files_info = store.write_arrays(gen, {"note_src": np.asarray(src, np.int32)}, {})
         files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
-        manifest = {
-            "format": store.FORMAT_VERSION,
-            "folder": str(folder),
-            "built_at": time.time(),
-            "settings": settings.to_json(),
-            "base": base.generation.name,
-            "counts": {
-                "files": len(src),
-                "chunks": base.n_chunks - len(dead_rows) + delta.n_chunks,
-                "tokens": base.n_tokens - dead_tokens + delta.n_tokens,
-            },
-            "files": files_info,
+        counts = {
+            "files": len(src),
+            "chunks": base.n_chunks - len(dead_rows) + delta.n_chunks,
+            "tokens": base.n_tokens - dead_tokens + delta.n_tokens,
         }
-        store.write_json(gen / store.MANIFEST, manifest)
+        manifest = _write_manifest(gen, folder, settings, counts, files_info, base=base.generation.name)
         store.publish(root, gen, also_keep=base.generation)
     except BaseException:
         store.discard(gen)
