@@ -167,7 +167,7 @@ def score_all(terms: list[QueryTermRef], n_docs: int, k1: float, b: float) -> tu
     acc = np.zeros(n_docs)
     for t, idf_t, _ in _ordered(terms, k1, b):
         _add(acc, t, idf_t, k1, b)
-    hit = np.flatnonzero(acc)  # every contribution is > 0, so matching chunks are exactly the non-zeros
+    hit = np.flatnonzero(acc > 0)  # every contribution is > 0, so matching chunks are exactly the non-zeros
     return hit, acc[hit]
 
 
@@ -190,11 +190,10 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
         rest[j] = rest[j + 1] + ordered[j][2]
     remaining = rest[0]
     check_below = remaining  # after a failed check, wait until the bound has dropped by a third
-    added: list[np.ndarray] = []  # postings added so far: the touched chunks, cheaper than scanning acc
-    n_added = 0
 
     def touched_chunks() -> np.ndarray:
-        return np.unique(np.concatenate(added)) if n_added < n_docs // 8 else np.flatnonzero(acc)
+        # Every contribution is > 0. A boolean scan is several times cheaper than scanning floats.
+        return np.flatnonzero(acc > 0)
 
     for i, (t, idf_t, _) in enumerate(ordered):
         if i and k > 0 and remaining <= check_below and t.index.df(t.term_id) >= PRUNE_MIN_POSTINGS:
@@ -220,10 +219,8 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
                         cand = cand[acc[cand] + rest[j + 1] >= floor]
                     return top_k(cand, acc[cand], k)
         _add(acc, t, idf_t, k1, b)
-        added.append(t.index.postings(t.term_id)[0])
-        n_added += len(added[-1])
         remaining = rest[i + 1]
-    hit = touched_chunks() if added else np.zeros(0, np.int64)
+    hit = touched_chunks()
     return top_k(hit, acc[hit], k)
 
 

@@ -502,9 +502,10 @@ class Library:
             if mode == "dense":
                 reason = None if ranked else "the query has no searchable words"
         hits = []
-        for rank, (doc, score, fusion) in enumerate(ranked[:k], start=1):
+        shown = ranked[:k]
+        explained = self._rows(parts, [doc for doc, _, _ in shown], k1, b) if explain else [[] for _ in shown]
+        for rank, ((doc, score, fusion), rows) in enumerate(zip(shown, explained), start=1):
             c = self.chunk(doc)
-            rows = self._rows(parts, doc, k1, b) if explain else []
             length = int(main.index.doc_len[doc])
             hits.append(
                 Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, length, c.text, rows, fusion)
@@ -660,7 +661,7 @@ class Library:
         b: float = DEFAULT_B,
     ) -> list[TermRow]:
         """One row per distinct query term (per analyzer part) for `chunk_id`; they sum to its score."""
-        return self._rows(self._prepare(query, analyzer or AnalyzerConfig()), chunk_id, k1, b)
+        return self._rows(self._prepare(query, analyzer or AnalyzerConfig()), [chunk_id], k1, b)[0]
 
     def highlight_spans(self, text: str, query: str, analyzer: AnalyzerConfig) -> list[tuple[int, int, str]]:
         """(start, end, term) of the words in `text` that match the query (for highlighting).
@@ -682,16 +683,24 @@ class Library:
         return sorted((s, e, term) for (s, e), term in spans.items())
 
     @staticmethod
-    def _rows(parts: list[_Part], doc: int, k1: float, b: float) -> list[TermRow]:
-        rows = []
+    def _rows(parts: list[_Part], docs: Sequence[int], k1: float, b: float) -> list[list[TermRow]]:
+        """The explanation rows of each of `docs`: one binary search per query term for all of them."""
+        out: list[list[TermRow]] = [[] for _ in docs]
+        where = np.asarray(docs, dtype=np.int64)
         for p in parts:
             ti = p.index
-            n, avgdl, dl = ti.n_docs, ti.avgdl, int(ti.doc_len[doc])
+            n, avgdl = ti.n_docs, ti.avgdl
+            lengths = [int(x) for x in np.asarray(ti.doc_len)[where]]
             for term, words, tid in p.qterms:
                 n_t = ti.df(tid) if tid is not None else 0
-                f = ti.tf(tid, doc) if tid is not None else 0
-                rows.append(term_row(term, words, n, n_t, f, dl, avgdl, k1, b, p.config.name, p.weight))
-        return rows
+                fs = [0] * len(docs)
+                if n_t:
+                    pdocs, ptfs = ti.postings(tid)
+                    pos = np.minimum(np.searchsorted(pdocs, where), len(pdocs) - 1)
+                    fs = np.where(pdocs[pos] == where, ptfs[pos], 0).tolist()
+                for rows, f, dl in zip(out, fs, lengths):
+                    rows.append(term_row(term, words, n, n_t, f, dl, avgdl, k1, b, p.config.name, p.weight))
+        return out
 
 
 class _Records(Sequence[NoteRecord]):
