@@ -64,13 +64,19 @@ class Chunk:
 
 
 class _Lines:
-    """Maps character offsets to 1-based line numbers."""
+    """Maps character offsets to 1-based line numbers, counting newlines from the last offset asked
+    (chunks come in order, so a note's newlines are counted about once, in C)."""
 
     def __init__(self, text: str) -> None:
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.text, self.pos, self.line = text, 0, 1
 
     def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
+        if offset >= self.pos:
+            self.line += self.text.count("\n", self.pos, offset)
+        else:
+            self.line -= self.text.count("\n", offset, self.pos)
+        self.pos = offset
+        return self.line
 
 
 _SPACE_LUT = np.zeros(0x3002, dtype=bool)
@@ -169,7 +175,8 @@ def _blocks(note: Note) -> list[_Block]:
             trail_t = tuple(t for _, t in trail)
             blocks.append(_Block(pos, line_end, trail_t, is_heading=True))
         elif not stripped:
-            close_para(pos)
+            if para_start is not None:  # most blank lines follow a blank line or a block: skip the call
+                close_para(pos)
         elif para_start is None:
             para_start = pos
         pos = line_end + 1
@@ -181,14 +188,16 @@ def _blocks(note: Note) -> list[_Block]:
 
 # Break strengths before a word: where a chunk may end. Higher is preferred; ties go to the later word.
 _BREAK_SENTENCE, _BREAK_BLOCK, _BREAK_HEADING = 1, 2, 3
-_SENTENCE_END = np.array([ord(c) for c in ".!?:;"], dtype=np.uint32)
+_SENTENCE_END = np.zeros(128, dtype=bool)  # indexed by code point (ASCII; anything above is not an end)
+_SENTENCE_END[[ord(c) for c in ".!?:;"]] = True
 
 
 def _break_points(note: Note, starts: list[int], ends: list[int], blocks: list[_Block]) -> np.ndarray:
     """For each word, how good a chunk boundary just before it is (0 = mid-sentence)."""
     score = np.zeros(len(starts), dtype=np.int8)
     codes = np.frombuffer(note.text.encode("utf-32-le"), dtype=np.uint32)
-    score[1:][np.isin(codes[np.asarray(ends[:-1], dtype=np.int64) - 1], _SENTENCE_END)] = _BREAK_SENTENCE
+    last = codes[np.asarray(ends[:-1], dtype=np.int64) - 1]
+    score[1:][_SENTENCE_END[np.minimum(last, 127)]] = _BREAK_SENTENCE
     if blocks:
         word_starts = np.asarray(starts)
         first = np.searchsorted(word_starts, [b.start for b in blocks])

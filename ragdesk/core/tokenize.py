@@ -83,10 +83,13 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
         )
         out.texts.append(note.text.encode("utf-8"))
         title = note_title(note.meta, note.path) if options.indexes_context else ""
+        context_words: dict[str, list[str]] = {}  # per heading trail: a note's chunks share a few
         for c in chunks:
             words = word_tokens(c.text)
             if options.indexes_context:
-                words = word_tokens(context_text(title, c.heading)) + words
+                if c.heading not in context_words:
+                    context_words[c.heading] = word_tokens(context_text(title, c.heading))
+                words = context_words[c.heading] + words
             token_ids.extend(map(vocab.__getitem__, words))
             chunk_tokens.append(len(words))
             spans.append((c.start, c.end))
