@@ -32,15 +32,21 @@ class FolderWatcher(QObject):
         self.enabled = True
 
     def watch(self, folder: str, note_paths: list[str]) -> None:
-        """Watch `folder`, its sub-folders that hold notes, and (up to a cap) the note files."""
-        self.clear()
-        root = Path(folder)
-        dirs = {str(root)} | {str(root / p).rsplit("/", 1)[0] for p in note_paths}
-        paths = sorted(dirs)
+        """Watch `folder`, its sub-folders that hold notes, and (up to a cap) the note files.
+
+        Only the difference from what is watched already is applied: after a refresh that is
+        usually nothing, where re-adding some 900 folders of a large vault took over 100 ms.
+        """
+        root = str(Path(folder))
+        wanted = {root} | {f"{root}/{p}".rsplit("/", 1)[0] for p in note_paths}
         if len(note_paths) <= MAX_FILE_WATCHES:
-            paths += [str(root / p) for p in note_paths]
-        if paths:
-            self._watcher.addPaths(paths)
+            wanted.update(f"{root}/{p}" for p in note_paths)
+        watched = set(self._watcher.files()) | set(self._watcher.directories())
+        gone, new = sorted(watched - wanted), sorted(wanted - watched)
+        if gone:
+            self._watcher.removePaths(gone)
+        if new:
+            self._watcher.addPaths(new)
 
     def clear(self) -> None:
         watched = self._watcher.files() + self._watcher.directories()
