@@ -486,6 +486,7 @@ class MainWindow(QMainWindow):
             self.settings.index_settings(),
             self.current_analyzer(),
             embedder=self.settings.embedder if self.mode_combo.currentText() != "bm25" else None,
+            showing=self.library if self.library is not None and self.library.folder == Path(self.folder) else None,
         )
         if self.engine.building:
             self._pending_build = request

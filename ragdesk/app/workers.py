@@ -31,6 +31,7 @@ class BuildRequest:
     settings: IndexSettings
     analyzer: AnalyzerConfig
     embedder: str | None = None  # also compute embeddings with this model (dense and hybrid modes)
+    showing: Library | None = None  # the index the window shows now (not mapped again; its base is shared)
 
 
 @dataclass
@@ -106,7 +107,7 @@ class BuildWorker(QObject):
             if kind == "progress":
                 self.progress_changed.emit(*msg[1:])
             elif kind == "opened":
-                library = self._open(request)
+                library = None if request.showing is not None else self._open(request)
                 if library is not None:
                     self.index_opened.emit(library)
             elif kind == "done":
@@ -124,7 +125,7 @@ class BuildWorker(QObject):
     def _open(self, request: BuildRequest) -> Library | None:
         """Map the index the build process published (reports a failure and returns None if it can't)."""
         try:
-            library = Library.open(request.folder, request.index_dir)
+            library = Library.open(request.folder, request.index_dir, reuse=request.showing)
             library.warm(request.analyzer)  # maps what the build process derived and published
         except (IndexDamaged, OSError) as exc:
             self.build_failed.emit(f"the new index cannot be opened: {exc}")

@@ -216,24 +216,38 @@ class Library:
     # ---- opening -------------------------------------------------------------------------
     @classmethod
     def open(
-        cls, folder: str | os.PathLike[str], index_dir: str | os.PathLike[str] | None = None, verify: bool = False
+        cls,
+        folder: str | os.PathLike[str],
+        index_dir: str | os.PathLike[str] | None = None,
+        verify: bool = False,
+        reuse: Library | None = None,
     ) -> Library:
-        """Open the stored index of `folder`; raises store.IndexDamaged when it must be rebuilt."""
+        """Open the stored index of `folder`; raises store.IndexDamaged when it must be rebuilt.
+
+        `reuse`: an index opened earlier (e.g. before a refresh); when the stored one is a delta
+        over the same base, that base is shared, with everything it has loaded and derived.
+        """
         folder_path = Path(folder).resolve()
         root = store.index_dir_for(folder_path, index_dir)
         gen = store.current_generation(root)
         if gen is None:
             raise store.IndexDamaged(f"no index yet for {folder_path}")
-        return cls._open_generation(folder_path, root, gen, verify)
+        return cls._open_generation(folder_path, root, gen, verify, reuse)
 
     @classmethod
-    def _open_generation(cls, folder: Path, root: Path, gen: Path, verify: bool = False) -> Library:
+    def _open_generation(
+        cls, folder: Path, root: Path, gen: Path, verify: bool = False, reuse: Library | None = None
+    ) -> Library:
         manifest = store.read_manifest(gen)
         store.check_files(gen, manifest["files"], verify_crc=verify)
         try:
             if "base" not in manifest:
                 return cls(folder, root, gen, manifest)
-            base = cls._open_generation(folder, root, root / manifest["base"], verify)
+            known = reuse.base if reuse is not None and reuse.base is not None else reuse
+            if known is not None and known.root == root and known.generation.name == manifest["base"] and not verify:
+                base = known
+            else:
+                base = cls._open_generation(folder, root, root / manifest["base"], verify)
             delta = cls._open_generation(folder, root, gen / "delta", verify)
             return cls._compose(folder, root, gen, manifest, base, delta)
         except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as exc:

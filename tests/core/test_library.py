@@ -204,3 +204,20 @@ def test_highlight_spans_by_analyzer(lib: Library) -> None:
     assert spans(AnalyzerConfig("stems")) == [("Indukcí", "induk"), ("commit", "commi"), ("committed", "commi")]
     # combined: stems, plus words sharing at least half their trigrams with the query ("Clipped" shares none)
     assert spans(AnalyzerConfig("combined")) == spans(AnalyzerConfig("stems"))
+
+
+def test_reopening_a_delta_shares_the_base_it_already_has(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    folder = write_notes(tmp_path / "notes", NOTES)
+    first, _ = build_index(folder, tmp_path / "idx", workers=1)
+    first.term_index(AnalyzerConfig("stems"))  # something loaded that a fresh open would load again
+    (folder / "en" / "git.md").write_text("# Git\n\nBisect finds the commit that broke it.\n", encoding="utf-8")
+    second, _ = build_index(folder, tmp_path / "idx", workers=1, previous=first)
+    assert second.base is first
+    shared = Library.open(folder, tmp_path / "idx", reuse=second)
+    fresh = Library.open(folder, tmp_path / "idx")
+    assert shared.base is first and fresh.base is not first
+    assert shared.search("bisect commit").to_json()["hits"] == fresh.search("bisect commit").to_json()["hits"]
+    (folder / "fr" / "note.txt").write_text("Une autre méthode.", encoding="utf-8")
+    third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=second)  # delta over the same base
+    assert Library.open(folder, tmp_path / "idx", reuse=shared).base is first
