@@ -211,7 +211,8 @@ class Library:
         self.base: Library | None = None
         self.delta: Library | None = None
         self._note_src: np.ndarray | None = None
-        self._dense: dict[str, np.ndarray] = {}
+        self._base_remap = self._delta_remap = np.zeros(0, np.int32)  # segment chunk -> merged id (-1: gone)
+        self._dense: dict[str, np.ndarray] = {}  # a composed index's embeddings, laid out once
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -369,7 +370,7 @@ class Library:
 
     def _compose_forward(self) -> ForwardIndex:
         """The forward index in the merged numbering, over base words plus the delta's new ones
-        (only needed to merge everything into a new base, or to derive a brand-new analyzer)."""
+        (only needed to merge everything into a new base; analyzers derive per segment)."""
         assert self.base is not None and self.delta is not None
         bf, df_ = self.base.forward(), self.delta.forward()
         ids = {w: i for i, w in enumerate(bf.vocab)}
