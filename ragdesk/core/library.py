@@ -272,7 +272,15 @@ class Library:
         from_base = src >= 0
         b_first, d_first = base._note_first_chunk, delta._note_first_chunk
         b_idx, d_idx = np.where(from_base, src, 0), np.where(from_base, 0, -1 - src)
-        counts = np.where(from_base, np.diff(b_first)[b_idx], np.diff(d_first)[d_idx])
+
+        def per_note(b_values: np.ndarray, d_values: np.ndarray) -> np.ndarray:
+            """A per-note array in the merged order, from the two segments' arrays."""
+            out = np.zeros(len(src), np.int64)
+            out[from_base] = np.asarray(b_values)[b_idx[from_base]]
+            out[~from_base] = np.asarray(d_values)[d_idx[~from_base]]
+            return out
+
+        counts = per_note(np.diff(b_first), np.diff(d_first))
         first = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
         def remap(seg: Library, notes: np.ndarray, seg_first: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -297,8 +305,8 @@ class Library:
         delta_heading = np.array([heading_id[h] for h in delta.headings], np.int32)
         delta_ids = delta_heading[np.asarray(delta.heading_ids)] if len(delta_heading) else np.zeros(0, np.int32)
         lib.heading_ids = lib._merge_rows(np.asarray(base.heading_ids), delta_ids)
-        lib.note_size = np.where(from_base, base.note_size[b_idx], delta.note_size[d_idx])
-        lib.note_mtime = np.where(from_base, base.note_mtime[b_idx], delta.note_mtime[d_idx])
+        lib.note_size = per_note(base.note_size, delta.note_size)
+        lib.note_mtime = per_note(base.note_mtime, delta.note_mtime)
         lib.note_paths = [base.note_paths[i] if i >= 0 else delta.note_paths[-1 - i] for i in src.tolist()]
         lib.notes = _ComposedNotes(base.notes, delta.notes, src)
         lib.skipped = [Skipped(**s) for s in store.read_jsonl(gen / "skipped.jsonl")]

@@ -221,3 +221,19 @@ def test_reopening_a_delta_shares_the_base_it_already_has(tmp_path: Path, monkey
     (folder / "fr" / "note.txt").write_text("Une autre méthode.", encoding="utf-8")
     third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=second)  # delta over the same base
     assert Library.open(folder, tmp_path / "idx", reuse=shared).base is first
+
+
+def test_delta_of_deletions_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh that only removes notes writes an empty delta; removing every note leaves an empty index."""
+    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    folder = write_notes(tmp_path / "notes", {f"n{i}.md": f"# N{i}\n\nalpha beta {i}\n" for i in range(4)})
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    (folder / "n2.md").unlink()
+    lib, report = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    assert report.removed == 1 and lib.base is not None and lib.delta is not None and lib.delta.n_chunks == 0
+    full, _ = build_index(folder, tmp_path / "full", workers=1)
+    assert lib.search("alpha 2").to_json()["hits"] == full.search("alpha 2").to_json()["hits"]
+    for note in folder.glob("*.md"):
+        note.unlink()
+    empty, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    assert empty.n_chunks == 0 and empty.search("alpha").reason == "none of the query terms occur in the notes"
