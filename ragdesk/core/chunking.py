@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import ranges
 from .loader import Note
 
 CHUNKERS = ("markdown", "words")
@@ -207,9 +208,7 @@ def _break_points(note: Note, starts: list[int], ends: list[int], blocks: list[_
         score[first[inside]] = np.where(heading[inside], _BREAK_HEADING, _BREAK_BLOCK)
         code = [i for i, b in enumerate(blocks) if b.is_code and inside[i]]
         if code:  # never cut inside a code block if a better place exists
-            lengths = np.maximum(last[code] - first[code] - 1, 0)
-            offsets = np.repeat(first[code] + 1 - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-            score[offsets + np.arange(int(lengths.sum()))] = 0
+            score[ranges(first[code] + 1, np.maximum(last[code] - first[code] - 1, 0))] = 0
     return score
 
 

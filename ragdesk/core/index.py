@@ -16,6 +16,7 @@ import numpy as np
 from scipy import sparse
 
 from .analyzers import Analyzer
+from .arrays import ranges
 from .bm25 import contributions, idf_array, length_norms
 
 
@@ -284,7 +285,7 @@ def _trigram_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], 
     padded = "".join(f"_{w}_" if w else "" for w in words)
     cp = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
     starts = np.concatenate(([0], np.cumsum(np.where(lengths > 0, lengths + 2, 0))[:-1]))
-    pos = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths) + np.arange(int(lengths.sum()))
+    pos = ranges(starts, lengths)
     keys = (cp[pos] << np.uint64(42)) | (cp[pos + 1] << np.uint64(21)) | cp[pos + 2]
     uniq = np.unique(keys)
     term_of = np.searchsorted(uniq, keys)  # cheaper than unique's return_inverse (one sort, not two)
@@ -439,5 +440,5 @@ def terms_of_rows(forward: ForwardIndex, rows: np.ndarray, analyzer: Analyzer) -
     if not len(rows):
         return set()
     ptr = np.asarray(forward.row_ptr)
-    word_ids = np.unique(np.concatenate([np.asarray(forward.word_ids[ptr[r] : ptr[r + 1]]) for r in rows]))
+    word_ids = np.unique(np.asarray(forward.word_ids)[ranges(ptr[rows], np.diff(ptr)[rows])])
     return {t for w in word_ids.tolist() for t in analyzer._terms_of_word(forward.vocab[w])}

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import store
 from .analyzers import Analyzer, AnalyzerConfig
+from .arrays import ranges
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import Chunk, ChunkOptions, context_text, note_title
 from .dense import (
@@ -399,7 +400,7 @@ class Library:
         for seg, rows, dest, mapping in segments:
             seg_ptr = np.asarray(seg.row_ptr)
             lengths = np.diff(seg_ptr)[rows]
-            src_idx, dst_idx = _ranges(seg_ptr[rows], lengths), _ranges(ptr[dest], lengths)
+            src_idx, dst_idx = ranges(seg_ptr[rows], lengths), ranges(ptr[dest], lengths)
             ids_part = np.asarray(seg.word_ids)[src_idx]
             word_ids[dst_idx] = mapping[ids_part] if mapping is not None else ids_part
             counts[dst_idx] = np.asarray(seg.counts)[src_idx]
@@ -781,15 +782,6 @@ class _ComposedNotes(_Records):
     def _get(self, i: int) -> NoteRecord:
         s = int(self._src[i])
         return self._base[s] if s >= 0 else self._delta[-1 - s]
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The concatenation of arange(start, start + length) for each pair, without a Python loop."""
-    total = int(lengths.sum())
-    if not total:
-        return np.zeros(0, np.int64)
-    shift = np.asarray(starts, np.int64) - np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    return np.repeat(shift, lengths) + np.arange(total)
 
 
 @dataclass
@@ -1231,7 +1223,7 @@ def _write_delta(
         dead_rows = np.flatnonzero(~kept[np.asarray(base.chunk_note)])
         fwd = base.forward()
         ptr = np.asarray(fwd.row_ptr)
-        dead_tokens = int(np.asarray(fwd.counts)[_ranges(ptr[dead_rows], np.diff(ptr)[dead_rows])].sum())
+        dead_tokens = int(np.asarray(fwd.counts)[ranges(ptr[dead_rows], np.diff(ptr)[dead_rows])].sum())
         files_info = store.write_arrays(gen, {"note_src": np.asarray(src, np.int32)}, {})
         files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
         counts = {
