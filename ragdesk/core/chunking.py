@@ -84,12 +84,16 @@ _SPACE_LUT = np.zeros(0x3002, dtype=bool)
 _SPACE_LUT[[c for c in range(0x3001) if chr(c).isspace()]] = True  # index 0x3001: "anything above"
 
 
-def _word_spans(text: str, start: int, end: int) -> tuple[list[int], list[int]]:
-    """Start and end offsets of the whitespace-separated words in text[start:end] (vectorized)."""
-    cp = np.frombuffer(text[start:end].encode("utf-32-le"), dtype=np.uint32)
+def _body_code_points(note: Note) -> np.ndarray:
+    """The code points of the note's body (after front matter), one array element each."""
+    return np.frombuffer(note.text[note.body_start :].encode("utf-32-le"), dtype=np.uint32)
+
+
+def _word_spans(cp: np.ndarray, offset: int) -> tuple[list[int], list[int]]:
+    """Start and end offsets (from `offset`) of the whitespace-separated words in the code points `cp`."""
     word = ~_SPACE_LUT[np.minimum(cp, 0x3001)]
     edges = np.diff(np.concatenate(([False], word, [False])).astype(np.int8))
-    return (np.flatnonzero(edges == 1) + start).tolist(), (np.flatnonzero(edges == -1) + start).tolist()
+    return (np.flatnonzero(edges == 1) + offset).tolist(), (np.flatnonzero(edges == -1) + offset).tolist()
 
 
 def _windows(n_words: int, size: int, overlap: int) -> list[tuple[int, int]]:
@@ -121,7 +125,7 @@ def _make(note: Note, lines: _Lines, heading: str, start: int, end: int) -> Chun
 def chunk_words(note: Note, options: ChunkOptions) -> list[Chunk]:
     """The seed's recipe: windows of `size` whitespace words, `overlap` shared, nothing added."""
     lines = _Lines(note.text)
-    starts, ends = _word_spans(note.text, note.body_start, len(note.text))
+    starts, ends = _word_spans(_body_code_points(note), note.body_start)
     return [
         _make(note, lines, "", starts[i], ends[j - 1]) for i, j in _windows(len(starts), options.size, options.overlap)
     ]
@@ -193,11 +197,13 @@ _SENTENCE_END = np.zeros(128, dtype=bool)  # indexed by code point (ASCII; anyth
 _SENTENCE_END[[ord(c) for c in ".!?:;"]] = True
 
 
-def _break_points(note: Note, starts: list[int], ends: list[int], blocks: list[_Block]) -> np.ndarray:
-    """For each word, how good a chunk boundary just before it is (0 = mid-sentence)."""
+def _break_points(cp: np.ndarray, offset: int, starts: list[int], ends: list[int], blocks: list[_Block]) -> np.ndarray:
+    """For each word, how good a chunk boundary just before it is (0 = mid-sentence).
+
+    `cp` are the body's code points (see `_body_code_points`), starting at text offset `offset`.
+    """
     score = np.zeros(len(starts), dtype=np.int8)
-    codes = np.frombuffer(note.text.encode("utf-32-le"), dtype=np.uint32)
-    last = codes[np.asarray(ends[:-1], dtype=np.int64) - 1]
+    last = cp[np.asarray(ends[:-1], dtype=np.int64) - 1 - offset]
     score[1:][_SENTENCE_END[np.minimum(last, 127)]] = _BREAK_SENTENCE
     if blocks:
         word_starts = np.asarray(starts)
@@ -246,9 +252,10 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
         start = note.body_start + len(body) - len(body.lstrip())
         end = start + len(stripped)
         return [_make(note, lines, HEADING_SEP.join(_trail_at(blocks, block_ends, start, end)), start, end)]
-    starts, ends = _word_spans(note.text, note.body_start, len(note.text))
+    cp = _body_code_points(note)
+    starts, ends = _word_spans(cp, note.body_start)
     n = len(starts)
-    breaks = _break_points(note, starts, ends, blocks)
+    breaks = _break_points(cp, note.body_start, starts, ends, blocks)
     chunks: list[Chunk] = []
     lo = max(1, int(size * MIN_FILL))
     i = 0
