@@ -330,7 +330,8 @@ class MergedTermIndex(_Scored):
     """A base index minus its dead chunks, plus a small delta index, seen in the chunk numbering
     a full rebuild would give (so N, avgdl, n_t, scores and tie order are exactly the rebuild's).
 
-    `base_remap` / `delta_remap` give each segment chunk's id in the merged numbering (-1: dead).
+    `base_remap` / `delta_remap` give each segment chunk's id in the merged numbering (-1: dead);
+    `doc_len` is already laid out in that numbering.
     Postings are mapped on demand; only terms that touch a dead chunk (`dead_terms`) are filtered,
     and only terms present in the delta are merged, so a query costs about what it costs on the base.
     """
@@ -341,16 +342,14 @@ class MergedTermIndex(_Scored):
         delta: TermIndex,
         base_remap: np.ndarray,
         delta_remap: np.ndarray,
+        doc_len: np.ndarray,
         dead_terms: set[int],
     ) -> None:
         self.base, self.delta = base, delta
         self.base_remap, self.delta_remap = base_remap, delta_remap
+        self.doc_len = doc_len  # per merged chunk (the segments' lengths, laid out by the remaps)
         self.dead_terms = dead_terms
-        n = int((base_remap >= 0).sum()) + len(delta_remap)
-        self.doc_len = np.zeros(n, np.int32)
-        live = np.flatnonzero(base_remap >= 0)
-        self.doc_len[base_remap[live]] = base.doc_len[live]
-        self.doc_len[delta_remap] = delta.doc_len
+        n = len(doc_len)
         n_base = len(base.terms)
         self.new_terms = [t for t in delta.terms if base.term_id(t) is None]
         self._new_ids = {t: n_base + i for i, t in enumerate(self.new_terms)}

@@ -297,15 +297,11 @@ class Library:
         lib.chunk_note = np.repeat(np.arange(len(src), dtype=np.int32), counts)
         lib.spans = lib._merge_rows(np.asarray(base.spans), np.asarray(delta.spans))
         lib.lines = lib._merge_rows(np.asarray(base.lines), np.asarray(delta.lines))
-        lib.headings = list(base.headings)
-        heading_id = {h: i for i, h in enumerate(lib.headings)}
-        for h in delta.headings:  # one id per distinct heading, as a full build has
-            if h not in heading_id:
-                heading_id[h] = len(lib.headings)
-                lib.headings.append(h)
-        delta_heading = np.array([heading_id[h] for h in delta.headings], np.int32)
+        headings = _Vocab(zip(base.headings, range(len(base.headings))))  # one id per distinct heading
+        delta_heading = np.array([headings[h] for h in delta.headings], np.int32)
         delta_ids = delta_heading[np.asarray(delta.heading_ids)] if len(delta_heading) else np.zeros(0, np.int32)
         lib.heading_ids = lib._merge_rows(np.asarray(base.heading_ids), delta_ids)
+        lib.headings = list(headings)
         lib.note_size = per_note(base.note_size, delta.note_size)
         lib.note_mtime = per_note(base.note_mtime, delta.note_mtime)
         lib.note_paths = [base.note_paths[i] if i >= 0 else delta.note_paths[-1 - i] for i in src.tolist()]
@@ -382,13 +378,8 @@ class Library:
         (only needed to merge everything into a new base; analyzers derive per segment)."""
         assert self.base is not None and self.delta is not None
         bf, df_ = self.base.forward(), self.delta.forward()
-        ids = {w: i for i, w in enumerate(bf.vocab)}
-        vocab = list(bf.vocab)
-        for w in df_.vocab:
-            if w not in ids:
-                ids[w] = len(vocab)
-                vocab.append(w)
-        dmap = np.array([ids[w] for w in df_.vocab], dtype=np.int32)
+        vocab = _Vocab(zip(bf.vocab, range(len(bf.vocab))))  # base ids kept, the delta's new words after
+        dmap = np.array([vocab[w] for w in df_.vocab], dtype=np.int32)
         live = np.flatnonzero(self._base_remap >= 0)
         b_ptr, d_ptr = np.asarray(bf.row_ptr), np.asarray(df_.row_ptr)
         row_len = np.zeros(self.n_chunks, np.int64)
@@ -404,7 +395,7 @@ class Library:
             ids_part = np.asarray(seg.word_ids)[src_idx]
             word_ids[dst_idx] = mapping[ids_part] if mapping is not None else ids_part
             counts[dst_idx] = np.asarray(seg.counts)[src_idx]
-        return ForwardIndex(vocab, ptr, word_ids, counts)
+        return ForwardIndex(list(vocab), ptr, word_ids, counts)
 
     def analyzer(self, config: AnalyzerConfig) -> Analyzer:
         if config.key not in self._analyzers:
@@ -426,7 +417,8 @@ class Library:
             dead_ids = {tid for t in dead_terms if (tid := base_ti.term_id(t)) is not None}
             delta_ti = self.delta.term_index(config)
             assert isinstance(delta_ti, TermIndex)
-            merged = MergedTermIndex(base_ti, delta_ti, self._base_remap, self._delta_remap, dead_ids)
+            doc_len = self._merge_rows(base_ti.doc_len, delta_ti.doc_len)
+            merged = MergedTermIndex(base_ti, delta_ti, self._base_remap, self._delta_remap, doc_len, dead_ids)
             self._terms[key] = merged
             return merged
         sub = self.generation / f"terms-{key}"
@@ -619,16 +611,14 @@ class Library:
         stored = self.stored_dense(embedder.name)
         if stored is not None:
             return stored
+        if previous is not None and previous_rows is None:
+            previous_rows = previous.stored_dense(embedder.name)
         if self.base is not None and self.delta is not None:  # each segment embeds (and stores) its own chunks
             b_rows = self.base.dense_matrix(embedder, batch, progress=progress)
-            if previous is not None and previous_rows is None:
-                previous_rows = previous.stored_dense(embedder.name)
             d_rows = self.delta.dense_matrix(embedder, batch, previous, previous_rows, progress)
             self._dense[embedder.name] = self._merge_rows(b_rows, d_rows)
             return self._dense[embedder.name]
         path = self._dense_path(embedder.name)
-        if previous is not None and previous_rows is None:
-            previous_rows = previous.stored_dense(embedder.name)
         rows: np.ndarray | None = None
         todo = np.ones(self.n_chunks, dtype=bool)
         if previous is not None and previous_rows is not None and previous.settings == self.settings:
@@ -790,7 +780,7 @@ class _Part:
 
     config: AnalyzerConfig
     weight: float
-    index: TermIndex
+    index: TermIndex | MergedTermIndex
     qterms: list[tuple[str, tuple[str, ...], int | None]]
 
     @property
