@@ -986,16 +986,15 @@ def build_index(
     results = _run_batches(_batches(todo), settings.chunk, n_workers, len(files), len(reuse), progress, cancelled)
     if cancelled is not None and cancelled():
         raise BuildCancelled("indexing was cancelled")
-    prev_decoded = {p: s for p, s in prev_read_skips.items() if s.loaded}
+    # Every skipped or re-decoded file: found by the walk, unreadable as before, re-decoded as
+    # before (notes kept), or found now.
+    skipped = walk_skipped + carried + [s for p, s in prev_read_skips.items() if s.loaded and p in reuse]
+    skipped = sorted(skipped + [s for r in results for s in r.skipped], key=lambda s: s.path)
     plan = _plan_delta(previous, files, reuse)
     if plan is not None and previous is not None:
-        skipped = walk_skipped + carried + [prev_decoded[p] for p in reuse if p in prev_decoded]
-        skipped = sorted(skipped + [s for r in results for s in r.skipped], key=lambda s: s.path)
         library = _write_delta(folder_path, root, settings, files, plan, previous, results, skipped)
     else:
-        library = _assemble(
-            folder_path, root, settings, files, reuse, previous, results, walk_skipped + carried, prev_decoded
-        )
+        library = _assemble(folder_path, root, settings, files, reuse, previous, results, skipped)
     report.files, report.chunks, report.tokens = len(library.notes), library.n_chunks, library.n_tokens
     report.skipped = library.skipped
     report.elapsed_s = time.perf_counter() - t0
@@ -1010,11 +1009,11 @@ def _write_segment(
     reuse: dict[str, int],
     previous: Library | None,
     results: list[BatchResult],
-    skipped_before: list[Skipped],
-    prev_decoded: dict[str, Skipped],
+    skipped: list[Skipped],
 ) -> dict[str, Any]:
     """Write reused notes (from `previous`) and freshly processed batches, in path order, into
-    the folder `gen` as a complete index; returns its manifest."""
+    the folder `gen` as a complete index, with `skipped` as its list of skipped files; returns
+    its manifest."""
     vocab = _Vocab()
     headings = _Vocab()
     if previous is not None:
@@ -1034,15 +1033,12 @@ def _write_segment(
         for ni, n in enumerate(r.notes):
             fresh[n.path] = (bi, ni)
     notes: list[NoteRecord] = []
-    skipped: list[Skipped] = list(skipped_before)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("span", "lines", "heading", "row_len", "ids", "counts")}
     texts: list[Any] = []  # bytes or memory-mapped slices, written once at the end
     for f in files:
         if f.path in reuse and previous is not None:
             pi = reuse[f.path]
             notes.append(previous.notes[pi])
-            if f.path in prev_decoded:
-                skipped.append(prev_decoded[f.path])
             texts.append(previous.note_bytes(pi))
             rng = previous.chunks_of_note(pi)
             c0, c1 = rng.start, rng.stop
@@ -1068,9 +1064,6 @@ def _write_segment(
             parts["ids"].append(wmap[r.word_ids[p0:p1]])
             parts["counts"].append(r.counts[p0:p1])
     note_off = np.concatenate(([0], np.cumsum([len(t) for t in texts]))).astype(np.int64)
-    for r in results:
-        skipped.extend(r.skipped)
-    skipped.sort(key=lambda s: s.path)
 
     def cat(name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
         # In steps of a few hundred pieces: one np.concatenate of tens of thousands of small
@@ -1137,13 +1130,12 @@ def _assemble(
     reuse: dict[str, int],
     previous: Library | None,
     results: list[BatchResult],
-    skipped_before: list[Skipped],
-    prev_decoded: dict[str, Skipped],
+    skipped: list[Skipped],
 ) -> Library:
     """A new full generation (a new base): every note, reused or fresh, in one segment."""
     gen = store.new_generation(root)
     try:
-        manifest = _write_segment(gen, folder, settings, files, reuse, previous, results, skipped_before, prev_decoded)
+        manifest = _write_segment(gen, folder, settings, files, reuse, previous, results, skipped)
         store.publish(root, gen)
     except BaseException:
         store.discard(gen)
@@ -1198,8 +1190,9 @@ def _write_delta(
     try:
         delta_dir = gen / "delta"
         delta_dir.mkdir()
+        # The segment's own skipped list stays empty: the generation's list (below) is the one read.
         dman = _write_segment(
-            delta_dir, folder, settings, plan.delta_files, plan.from_delta, previous.delta, results, [], {}
+            delta_dir, folder, settings, plan.delta_files, plan.from_delta, previous.delta, results, []
         )
         delta = Library(folder, root, delta_dir, dman)
         in_delta = {p: j for j, p in enumerate(delta.note_paths)}

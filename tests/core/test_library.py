@@ -237,3 +237,22 @@ def test_delta_of_deletions_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         note.unlink()
     empty, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert empty.n_chunks == 0 and empty.search("alpha").reason == "none of the query terms occur in the notes"
+
+
+@pytest.mark.parametrize("delta", [False, True], ids=["merge-all", "delta-segment"])
+def test_refresh_keeps_reporting_skipped_and_redecoded_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool
+) -> None:
+    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
+    folder = write_notes(
+        tmp_path / "notes",
+        {"a.md": "# A\n\nalpha", "latin.txt": "caf\xe9".encode("cp1252"), "bad.md": b"\x00\x01binary"},
+    )
+    first, _ = build_index(folder, tmp_path / "idx", workers=1)
+    before = [(s.path, s.reason, s.loaded) for s in first.skipped]
+    assert [(p, loaded) for p, _, loaded in before] == [("bad.md", False), ("latin.txt", True)]
+    (folder / "a.md").write_text("# A\n\nalpha beta", encoding="utf-8")
+    second, report = build_index(folder, tmp_path / "idx", workers=1, previous=first)
+    assert report.changed == 1 and (second.base is not None) == delta
+    assert [(s.path, s.reason, s.loaded) for s in second.skipped] == before
+    assert [(s.path, s.reason, s.loaded) for s in Library.open(folder, tmp_path / "idx").skipped] == before
