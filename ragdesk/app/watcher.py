@@ -41,7 +41,7 @@ class FolderWatcher(QObject):
         wanted = {root} | {f"{root}/{p}".rsplit("/", 1)[0] for p in note_paths}
         if len(note_paths) <= MAX_FILE_WATCHES:
             wanted.update(f"{root}/{p}" for p in note_paths)
-        watched = set(self._watcher.files()) | set(self._watcher.directories())
+        watched = set(self._watched())
         gone, new = sorted(watched - wanted), sorted(wanted - watched)
         if gone:
             self._watcher.removePaths(gone)
@@ -49,13 +49,16 @@ class FolderWatcher(QObject):
             self._watcher.addPaths(new)
 
     def clear(self) -> None:
-        watched = self._watcher.files() + self._watcher.directories()
+        watched = self._watched()
         if watched:
             self._watcher.removePaths(watched)
         self._timer.stop()
 
     def watched_count(self) -> int:
-        return len(self._watcher.files()) + len(self._watcher.directories())
+        return len(self._watched())
+
+    def _watched(self) -> list[str]:
+        return self._watcher.files() + self._watcher.directories()
 
     def _on_path_changed(self, _path: str) -> None:
         if self.enabled:
