@@ -385,8 +385,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
         return 0
-    rows = [{"mode": report.config["mode"], "analyzer": report.config["analyzer"], "kind": "all", **report.metrics()}]
-    rows += [{"mode": args.mode, "analyzer": analyzer.key, "kind": k, **report.metrics(k)} for k in report.kinds()]
+    rows = report.table(mode=report.config["mode"], analyzer=report.config["analyzer"])
     problems = [p for p in report.results if p.error]
     for p in problems:
         print(f"warning: question {p.question.id}: {p.error}", file=sys.stderr)

@@ -141,6 +141,11 @@ class EvalReport:
     def kinds(self) -> list[str]:
         return sorted({r.question.kind for r in self.answerable if r.question.kind})
 
+    def table(self, **labels: Any) -> list[dict[str, Any]]:
+        """Table rows: all questions (kind "all"), then one row per kind, each starting with `labels`."""
+        rows = [{**labels, "kind": "all", **self.metrics()}]
+        return rows + [{**labels, "kind": kind, **self.metrics(kind)} for kind in self.kinds()]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "config": self.config,
@@ -233,8 +238,7 @@ def compare_analyzers(
         report = evaluate(lib, questions, base.with_name(name), k1, b, 100, step(i), cancelled, mode, embedder)
         if cancelled is not None and cancelled():
             break
-        rows.append({"analyzer": name, "kind": "all", **report.metrics()})
-        rows += [{"analyzer": name, "kind": kind, **report.metrics(kind)} for kind in report.kinds()]
+        rows += report.table(analyzer=name)
     return rows
 
 
