@@ -54,7 +54,12 @@ def smoke_test() -> int:
     if "hits" not in outcome:
         print("smoke test failed: no results from the sample notes", file=sys.stderr)
         return 1
-    print(f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}")
+    from ..core.index import ranking_kernel
+
+    print(
+        f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
+        f"ranking: {ranking_kernel()}"
+    )
     return 0
 
 

@@ -19,6 +19,16 @@ from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import contributions, idf_array, length_norms
 
+try:  # the compiled twin of search_top_k (ragdesk/core/_topk.c); absent without a C compiler
+    from . import _topk
+except ImportError:  # pragma: no cover - depends on the install
+    _topk = None
+
+
+def ranking_kernel() -> str:
+    """Which top-k implementation ranks chunks here: "compiled" or "numpy" (same results)."""
+    return "numpy" if _topk is None else "compiled"
+
 
 @dataclass
 class ForwardIndex:
@@ -176,6 +186,29 @@ PRUNE_MIN_POSTINGS = 2000
 
 
 def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The exact top k of `score_all`: compiled when the kernel is built, else with numpy."""
+    if _topk is None or k <= 0 or not n_docs:
+        return search_top_k_numpy(terms, n_docs, k1, b, k)
+    return search_top_k_compiled(terms, n_docs, k1, b, k)
+
+
+def search_top_k_compiled(
+    terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`search_top_k_numpy` in C: the same pruning, the same floats, one pass per posting."""
+    args = []
+    for t, idf_t, bound in _ordered(terms, k1, b):
+        docs, tfs = t.index.postings(t.term_id)
+        args.append(
+            (np.asarray(docs, np.int32), np.asarray(tfs, np.int32), t.index.norms(k1, b), idf_t, t.weight, bound)
+        )
+    docs, scores = _topk.top_k(args, n_docs, k1, min(k, n_docs))
+    return np.array(docs, dtype=np.int64), np.array(scores, dtype=np.float64)
+
+
+def search_top_k_numpy(
+    terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The exact top k of `score_all`, touching far fewer postings (MaxScore-style pruning).
 
     Terms are added best upper bound first. Once the k-th best partial score exceeds what all

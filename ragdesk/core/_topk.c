@@ -1,0 +1,375 @@
+/* Exact BM25 top k with MaxScore pruning: the compiled twin of index.search_top_k.
+ *
+ * numpy spends most of a long query on temporaries (gather the norms, compute, gather the
+ * accumulator, scatter it back); here each posting is one pass. The scores are the same floats
+ * as the numpy path: every chunk receives the same additions, in the same term order, computed
+ * with the same operations in the same order (built with -ffp-contract=off, so no fused
+ * multiply-add changes a rounding). Pruning only skips chunks that provably cannot reach the
+ * top k, so the result is exactly the top k of scoring everything.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+typedef struct {
+    Py_buffer docs_buf, tfs_buf, norms_buf;
+    const int32_t *docs;
+    const int32_t *tfs;
+    const double *norms;
+    Py_ssize_t n;
+    double idf, weight, bound;
+} Term;
+
+typedef struct {
+    double score;
+    int32_t doc;
+} Scored;
+
+/* a ranks before b: higher score, then lower chunk id */
+static int ranks_before(const Scored *a, const Scored *b) {
+    return a->score > b->score || (a->score == b->score && a->doc < b->doc);
+}
+
+static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (view->itemsize != itemsize || view->len % itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes", what, itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static void release_terms(Term *terms, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyBuffer_Release(&terms[i].docs_buf);
+        PyBuffer_Release(&terms[i].tfs_buf);
+        PyBuffer_Release(&terms[i].norms_buf);
+    }
+    PyMem_Free(terms);
+}
+
+static inline double contribution(const Term *t, double f, double kp1, int32_t doc) {
+    /* numpy: weight * (idf * f * (k1 + 1) / (f + norm)), evaluated left to right */
+    double c = t->idf * f;
+    c = c * kp1;
+    c = c / (f + t->norms[doc]);
+    return t->weight * c;
+}
+
+/* The value that would sit at index `kth` if `a[0..n)` were sorted ascending (a is reordered). */
+static double select_kth(double *a, Py_ssize_t n, Py_ssize_t kth) {
+    Py_ssize_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        /* median of three as the pivot */
+        double x = a[lo], y = a[mid], z = a[hi];
+        double pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        Py_ssize_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i <= j) {
+                double tmp = a[i];
+                a[i] = a[j];
+                a[j] = tmp;
+                i++;
+                j--;
+            }
+        }
+        if (kth <= j)
+            hi = j;
+        else if (kth >= i)
+            lo = i;
+        else
+            return a[kth];
+    }
+    return a[kth];
+}
+
+/* Keep the k best of `ids` (by acc) in a heap whose root ranks last; return them best first. */
+static PyObject *best_k(const double *acc, const int32_t *ids, Py_ssize_t n, Py_ssize_t k) {
+    Scored *heap = PyMem_Malloc(sizeof(Scored) * (size_t)(k > 0 ? k : 1));
+    if (!heap) return PyErr_NoMemory();
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Scored s = {acc[ids[i]], ids[i]};
+        Py_ssize_t pos;
+        if (size < k) {
+            pos = size++;
+            while (pos > 0) { /* sift up: the parent must rank after its children */
+                Py_ssize_t parent = (pos - 1) / 2;
+                if (!ranks_before(&heap[parent], &s)) break;
+                heap[pos] = heap[parent];
+                pos = parent;
+            }
+            heap[pos] = s;
+        } else if (ranks_before(&s, &heap[0])) {
+            pos = 0;
+            for (;;) { /* sift down from the root */
+                Py_ssize_t child = 2 * pos + 1;
+                if (child >= size) break;
+                if (child + 1 < size && ranks_before(&heap[child], &heap[child + 1])) child++;
+                if (!ranks_before(&s, &heap[child])) break;
+                heap[pos] = heap[child];
+                pos = child;
+            }
+            heap[pos] = s;
+        }
+    }
+    /* pop the worst to the end, repeatedly: the array ends up best first */
+    for (Py_ssize_t end = size - 1; end > 0; end--) {
+        Scored last = heap[end];
+        heap[end] = heap[0];
+        Py_ssize_t pos = 0;
+        for (;;) {
+            Py_ssize_t child = 2 * pos + 1;
+            if (child >= end) break;
+            if (child + 1 < end && ranks_before(&heap[child], &heap[child + 1])) child++;
+            if (!ranks_before(&last, &heap[child])) break;
+            heap[pos] = heap[child];
+            pos = child;
+        }
+        heap[pos] = last;
+    }
+    PyObject *docs = PyList_New(size), *scores = PyList_New(size);
+    if (!docs || !scores) {
+        Py_XDECREF(docs);
+        Py_XDECREF(scores);
+        PyMem_Free(heap);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyList_SET_ITEM(docs, i, PyLong_FromLong(heap[i].doc));
+        PyList_SET_ITEM(scores, i, PyFloat_FromDouble(heap[i].score));
+    }
+    PyMem_Free(heap);
+    return Py_BuildValue("(NN)", docs, scores);
+}
+
+enum { HOT = 1, CAND = 2 };
+
+/* Keep exactly k hot chunks (n_hot >= k): all above the k-th best sum, then ties; return that sum. */
+static double shrink(const double *acc, int32_t *hot, Py_ssize_t *n_hot, Py_ssize_t k, unsigned char *flags,
+                     double *scratch) {
+    Py_ssize_t n = *n_hot, kept = 0;
+    for (Py_ssize_t j = 0; j < n; j++) scratch[j] = acc[hot[j]];
+    double kth = select_kth(scratch, n, n - k);
+    Py_ssize_t ties = k;
+    for (Py_ssize_t j = 0; j < n; j++) ties -= acc[hot[j]] > kth;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int32_t d = hot[j];
+        if (acc[d] > kth || (acc[d] == kth && ties-- > 0))
+            hot[kept++] = d;
+        else
+            flags[d] &= (unsigned char)~HOT;
+    }
+    *n_hot = kept;
+    return kth;
+}
+
+static PyObject *top_k(PyObject *self, PyObject *args) {
+    PyObject *seq;
+    Py_ssize_t n_docs, k;
+    double k1;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Ondn", &seq, &n_docs, &k1, &k)) return NULL;
+    if (k <= 0) {
+        PyErr_SetString(PyExc_ValueError, "k must be positive");
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(seq, "terms must be a sequence");
+    if (!fast) return NULL;
+    Py_ssize_t nt = PySequence_Fast_GET_SIZE(fast);
+    Term *terms = PyMem_Calloc((size_t)(nt ? nt : 1), sizeof(Term));
+    if (!terms) {
+        Py_DECREF(fast);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t parsed = 0;
+    for (; parsed < nt; parsed++) {
+        Term *t = &terms[parsed];
+        PyObject *docs, *tfs, *norms;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, parsed), "OOOddd", &docs, &tfs, &norms, &t->idf,
+                              &t->weight, &t->bound))
+            break;
+        if (get_buffer(docs, &t->docs_buf, 4, "docs") < 0) break;
+        if (get_buffer(tfs, &t->tfs_buf, 4, "tfs") < 0) {
+            PyBuffer_Release(&t->docs_buf);
+            break;
+        }
+        if (get_buffer(norms, &t->norms_buf, 8, "norms") < 0) {
+            PyBuffer_Release(&t->docs_buf);
+            PyBuffer_Release(&t->tfs_buf);
+            break;
+        }
+        t->docs = t->docs_buf.buf;
+        t->tfs = t->tfs_buf.buf;
+        t->norms = t->norms_buf.buf;
+        t->n = t->docs_buf.len / 4;
+        if (t->tfs_buf.len / 4 != t->n || t->norms_buf.len / 8 < n_docs) {
+            PyErr_SetString(PyExc_ValueError, "postings and norms do not match the number of chunks");
+            parsed++;
+            break;
+        }
+    }
+    Py_DECREF(fast);
+    if (parsed < nt || PyErr_Occurred()) {
+        release_terms(terms, parsed);
+        return NULL;
+    }
+
+    double *acc = calloc((size_t)(n_docs ? n_docs : 1), sizeof(double));
+    int32_t *touched = malloc(sizeof(int32_t) * (size_t)(n_docs + 1)); /* +1: written one past before counting */
+    double *scratch = malloc(sizeof(double) * (size_t)(n_docs ? n_docs : 1));
+    double *rest = malloc(sizeof(double) * (size_t)(nt + 1));
+    const Py_ssize_t hot_cap = 4 * k + 1024;
+    int32_t *hot = malloc(sizeof(int32_t) * (size_t)hot_cap);
+    unsigned char *flags = calloc((size_t)(n_docs ? n_docs : 1), 1);
+    if (!acc || !touched || !scratch || !rest || !hot || !flags) {
+        free(hot);
+        free(flags);
+        free(acc);
+        free(touched);
+        free(scratch);
+        free(rest);
+        release_terms(terms, nt);
+        return PyErr_NoMemory();
+    }
+    const double kp1 = k1 + 1.0;
+    rest[nt] = 0.0; /* rest[i]: what terms i.. can still add at most */
+    for (Py_ssize_t i = nt - 1; i >= 0; i--) rest[i] = rest[i + 1] + terms[i].bound;
+    Py_ssize_t n_touched = 0, n_cand = 0;
+    int pruned = 0;
+    double floor_ = 0.0;
+
+    Py_BEGIN_ALLOW_THREADS
+    /* The hot list holds every chunk whose partial sum exceeds theta: the k-th best partial sum
+       at the last shrink (0 before), a lower bound of the final k-th score, since partial sums
+       only grow. Shrinking it to its k best is cheap, so the bound is renewed before every term. */
+    Py_ssize_t n_hot = 0;
+    double theta = 0.0;
+    Py_ssize_t i = 0;
+    for (; i < nt; i++) {
+        const Term *t = &terms[i];
+        if (i && n_hot >= k) {
+            theta = shrink(acc, hot, &n_hot, k, flags, scratch);
+            floor_ = theta * (1.0 - 1e-9); /* slack keeps a hair more: always safe */
+            if (rest[i] < floor_) {
+                pruned = 1;
+                break;
+            }
+        }
+        for (Py_ssize_t p = 0; p < t->n; p++) {
+            int32_t d = t->docs[p];
+            double before = acc[d];
+            double after = before + contribution(t, (double)t->tfs[p], kp1, d);
+            touched[n_touched] = d; /* branch-free: kept only if this is the chunk's first match */
+            n_touched += (before == 0.0) & (after > 0.0);
+            acc[d] = after;
+            if (after > theta && !(flags[d] & HOT)) {
+                flags[d] |= HOT;
+                hot[n_hot++] = d;
+                if (n_hot == hot_cap) theta = shrink(acc, hot, &n_hot, k, flags, scratch);
+            }
+        }
+    }
+    if (pruned) {
+        /* Only chunks that can still reach the k-th score (found in chunk order, so ascending) get
+           the remaining terms, each looked up for them; their growing sums raise the k-th score. */
+        for (Py_ssize_t d = 0; d < n_docs; d++) { /* branch-free: most chunks fail unpredictably */
+            int keep = (acc[d] > 0.0) & (acc[d] + rest[i] >= floor_);
+            touched[n_cand] = (int32_t)d;
+            n_cand += keep;
+            flags[d] |= (unsigned char)(keep * CAND);
+        }
+        double filtered_rest = rest[i], filtered_floor = floor_;
+        for (; i < nt && n_cand > 0; i++) {
+            const Term *t = &terms[i];
+            if (t->n <= n_cand) { /* walk the postings, skipping non-candidates */
+                for (Py_ssize_t p = 0; p < t->n; p++) {
+                    int32_t d = t->docs[p];
+                    if (flags[d] & CAND) acc[d] += contribution(t, (double)t->tfs[p], kp1, d);
+                }
+            } else { /* walk the candidates, galloping through the postings */
+                Py_ssize_t p = 0;
+                for (Py_ssize_t c = 0; c < n_cand && p < t->n; c++) {
+                    int32_t d = touched[c];
+                    if (t->docs[p] < d) {
+                        Py_ssize_t step = 1, lo = p, hi = p + 1;
+                        while (hi < t->n && t->docs[hi] < d) {
+                            lo = hi;
+                            step <<= 1;
+                            hi = lo + step;
+                        }
+                        if (hi > t->n) hi = t->n;
+                        while (lo + 1 < hi) {
+                            Py_ssize_t mid = lo + (hi - lo) / 2;
+                            if (t->docs[mid] < d)
+                                lo = mid;
+                            else
+                                hi = mid;
+                        }
+                        p = hi;
+                    }
+                    if (p < t->n && t->docs[p] == d) acc[d] += contribution(t, (double)t->tfs[p], kp1, d);
+                }
+            }
+            double theta = acc[hot[0]]; /* the k hot chunks' sums still bound the k-th score */
+            for (Py_ssize_t j = 1; j < k; j++)
+                if (acc[hot[j]] < theta) theta = acc[hot[j]];
+            if (theta * (1.0 - 1e-9) > floor_) floor_ = theta * (1.0 - 1e-9);
+            /* Drop hopeless candidates once the bound has moved enough to be worth a pass. A dropped
+               one stays out (its best case only shrinks); one kept a little longer costs only time. */
+            if (rest[i + 1] <= filtered_rest * 0.75 || floor_ >= filtered_floor * 1.05) {
+                Py_ssize_t kept = 0;
+                for (Py_ssize_t c = 0; c < n_cand; c++) {
+                    int32_t d = touched[c];
+                    if (acc[d] + rest[i + 1] >= floor_)
+                        touched[kept++] = d;
+                    else
+                        flags[d] &= (unsigned char)~CAND;
+                }
+                n_cand = kept;
+                if (n_cand > k) { /* and the k best survivors become the hot chunks */
+                    for (Py_ssize_t c = 0; c < n_cand; c++) scratch[c] = acc[touched[c]];
+                    double kth = select_kth(scratch, n_cand, n_cand - k);
+                    Py_ssize_t n_lead = 0;
+                    for (Py_ssize_t c = 0; c < n_cand && n_lead < k; c++)
+                        if (acc[touched[c]] >= kth) hot[n_lead++] = touched[c];
+                    if (kth * (1.0 - 1e-9) > floor_) floor_ = kth * (1.0 - 1e-9);
+                }
+                filtered_rest = rest[i + 1];
+                filtered_floor = floor_;
+            }
+        }
+    } else {
+        n_cand = n_touched;
+    }
+    Py_END_ALLOW_THREADS
+
+    PyObject *out = best_k(acc, touched, n_cand, k);
+    free(acc);
+    free(touched);
+    free(scratch);
+    free(rest);
+    free(hot);
+    free(flags);
+    release_terms(terms, nt);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"top_k", top_k, METH_VARARGS,
+     "top_k(terms, n_docs, k1, k) -> (chunk ids, scores), best first (ties by chunk id).\n"
+     "terms: (docs int32, tfs int32, norms float64, idf, weight, upper bound), best bound first."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_topk", "Compiled BM25 top k (see index.py).", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__topk(void) { return PyModule_Create(&module); }
