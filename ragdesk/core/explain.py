@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from .bm25 import contribution, idf
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TermRow:
-    """One query term's part of one chunk's score, with the formula filled in."""
+    """One query term's part of one chunk's score, with the formula filled in.
+
+    Not frozen: a search builds hundreds of these (terms x hits), and a frozen dataclass's
+    __init__ costs several times more; nothing mutates them.
+    """
 
     term: str
     words: tuple[str, ...]
@@ -67,9 +72,41 @@ def term_row(
     weight: float = 1.0,
 ) -> TermRow:
     """Compute one explanation row from the raw statistics."""
+    return term_rows(term, words, n_docs, n_t, [f], [doc_len], avgdl, k1, b, analyzer, weight)[0]
+
+
+def term_rows(
+    term: str,
+    words: tuple[str, ...],
+    n_docs: int,
+    n_t: int,
+    fs: Sequence[int],
+    doc_lens: Sequence[int],
+    avgdl: float,
+    k1: float,
+    b: float,
+    analyzer: str = "",
+    weight: float = 1.0,
+) -> list[TermRow]:
+    """One term's rows for several chunks (their f and |D|): idf is computed once."""
     idf_t = idf(n_docs, n_t) if n_t > 0 else 0.0
-    c = weight * contribution(idf_t, f, doc_len, avgdl, k1, b) if n_t > 0 else 0.0
-    return TermRow(term, words, n_t, idf_t, f, doc_len, avgdl, k1, b, c, analyzer, weight)
+    return [
+        TermRow(
+            term,
+            words,
+            n_t,
+            idf_t,
+            f,
+            dl,
+            avgdl,
+            k1,
+            b,
+            weight * contribution(idf_t, f, dl, avgdl, k1, b) if n_t > 0 and f > 0 else 0.0,
+            analyzer,
+            weight,
+        )
+        for f, dl in zip(fs, doc_lens)
+    ]
 
 
 def explanation_text(rows: list[TermRow], score: float, header: str = "") -> str:

@@ -243,7 +243,8 @@ def search_top_k_numpy(
                     for j, (t2, idf2, _) in enumerate(ordered[i:], start=i):
                         docs, tfs = t2.index.postings(t2.term_id)
                         if len(cand) * 16 < len(docs):  # a binary search per candidate is cheaper
-                            pos = np.minimum(np.searchsorted(docs, cand), len(docs) - 1)
+                            keys = cand.astype(docs.dtype, copy=False)  # no cast of the whole postings
+                            pos = np.minimum(np.searchsorted(docs, keys), len(docs) - 1)
                             found = docs[pos] == cand
                             sel = cand[found]
                             f = tfs[pos[found]].astype(np.float64)

@@ -34,7 +34,7 @@ from .dense import (
     dense_top_k,
     rrf_fuse,
 )
-from .explain import TermRow, term_row
+from .explain import TermRow, term_rows
 from .index import (
     ForwardIndex,
     MergedTermIndex,
@@ -702,7 +702,7 @@ class Library:
         out: list[list[TermRow]] = [[] for _ in docs]
         where = np.asarray(docs, dtype=np.int64)
         for p in parts:
-            ti = p.index
+            ti, cfg_name = p.index, p.config.name
             n, avgdl = ti.n_docs, ti.avgdl
             lengths = [int(x) for x in np.asarray(ti.doc_len)[where]]
             for term, words, tid in p.qterms:
@@ -710,10 +710,12 @@ class Library:
                 fs = [0] * len(docs)
                 if n_t:
                     pdocs, ptfs = ti.postings(tid)
-                    pos = np.minimum(np.searchsorted(pdocs, where), len(pdocs) - 1)
-                    fs = np.where(pdocs[pos] == where, ptfs[pos], 0).tolist()
-                for rows, f, dl in zip(out, fs, lengths):
-                    rows.append(term_row(term, words, n, n_t, f, dl, avgdl, k1, b, p.config.name, p.weight))
+                    keys = where.astype(pdocs.dtype, copy=False)  # same dtype: no cast of the whole postings
+                    pos = np.minimum(np.searchsorted(pdocs, keys), len(pdocs) - 1)
+                    fs = np.where(pdocs[pos] == keys, ptfs[pos], 0).tolist()
+                term_of_docs = term_rows(term, words, n, n_t, fs, lengths, avgdl, k1, b, cfg_name, p.weight)
+                for rows, row in zip(out, term_of_docs):
+                    rows.append(row)
         return out
 
 
