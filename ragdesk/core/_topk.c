@@ -90,13 +90,15 @@ static double select_kth(double *a, Py_ssize_t n, Py_ssize_t kth) {
     return a[kth];
 }
 
-/* Keep the k best of `ids` (by acc) in a heap whose root ranks last; return them best first. */
-static PyObject *best_k(const double *acc, const int32_t *ids, Py_ssize_t n, Py_ssize_t k) {
+/* Keep the k best of `ids` (by acc) in a heap whose root ranks last; return them best first.
+   Ties rank by order[id] (the chunk's number in the caller's numbering), which is also what is
+   returned; without `order` the ids themselves. */
+static PyObject *best_k(const double *acc, const int32_t *ids, Py_ssize_t n, Py_ssize_t k, const int32_t *order) {
     Scored *heap = PyMem_Malloc(sizeof(Scored) * (size_t)(k > 0 ? k : 1));
     if (!heap) return PyErr_NoMemory();
     Py_ssize_t size = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Scored s = {acc[ids[i]], ids[i]};
+        Scored s = {acc[ids[i]], order ? order[ids[i]] : ids[i]};
         Py_ssize_t pos;
         if (size < k) {
             pos = size++;
@@ -172,11 +174,11 @@ static double shrink(const double *acc, int32_t *hot, Py_ssize_t *n_hot, Py_ssiz
 }
 
 static PyObject *top_k(PyObject *self, PyObject *args) {
-    PyObject *seq;
+    PyObject *seq, *order_obj = Py_None;
     Py_ssize_t n_docs, k;
     double k1;
     (void)self;
-    if (!PyArg_ParseTuple(args, "Ondn", &seq, &n_docs, &k1, &k)) return NULL;
+    if (!PyArg_ParseTuple(args, "Ondn|O", &seq, &n_docs, &k1, &k, &order_obj)) return NULL;
     if (k <= 0) {
         PyErr_SetString(PyExc_ValueError, "k must be positive");
         return NULL;
@@ -351,7 +353,17 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
 
-    PyObject *out = best_k(acc, touched, n_cand, k);
+    PyObject *out = NULL;
+    Py_buffer order_buf = {0};
+    if (order_obj == Py_None) {
+        out = best_k(acc, touched, n_cand, k, NULL);
+    } else if (get_buffer(order_obj, &order_buf, 4, "order") == 0) {
+        if (order_buf.len / 4 < n_docs)
+            PyErr_SetString(PyExc_ValueError, "order must have one entry per chunk");
+        else
+            out = best_k(acc, touched, n_cand, k, order_buf.buf);
+        PyBuffer_Release(&order_buf);
+    }
     free(acc);
     free(touched);
     free(scratch);
@@ -364,8 +376,9 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"top_k", top_k, METH_VARARGS,
-     "top_k(terms, n_docs, k1, k) -> (chunk ids, scores), best first (ties by chunk id).\n"
-     "terms: (docs int32, tfs int32, norms float64, idf, weight, upper bound), best bound first."},
+     "top_k(terms, n_docs, k1, k, order=None) -> (chunk ids, scores), best first (ties by chunk id).\n"
+     "terms: (docs int32, tfs int32, norms float64, idf, weight, upper bound), best bound first.\n"
+     "order: optional int32 per chunk; ties rank by it and it is what is returned (a renumbering)."},
     {NULL, NULL, 0, NULL},
 };
 

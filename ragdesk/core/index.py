@@ -44,6 +44,15 @@ class ForwardIndex:
         return len(self.row_ptr) - 1
 
 
+def _lookup(pdocs: np.ndarray, ptfs: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """Frequencies of `docs` in one term's postings (ascending ids), 0 where absent."""
+    if not len(pdocs):
+        return np.zeros(len(docs), np.int32)
+    keys = docs.astype(pdocs.dtype, copy=False)  # the postings' dtype: no cast of the whole postings
+    pos = np.minimum(np.searchsorted(pdocs, keys), len(pdocs) - 1)
+    return np.where(pdocs[pos] == keys, ptfs[pos], 0)
+
+
 class _Scored:
     """What BM25 reads from an index besides its postings: term frequencies and length norms."""
 
@@ -57,10 +66,10 @@ class _Scored:
     def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
-    def tf(self, term_id: int, doc: int) -> int:
-        docs, tfs = self.postings(term_id)
-        i = int(np.searchsorted(docs, doc))
-        return int(tfs[i]) if i < len(docs) and docs[i] == doc else 0
+    def frequencies(self, term_id: int, docs: np.ndarray) -> np.ndarray:
+        """The term's frequency in each of `docs` (0 where absent): a binary search per chunk."""
+        pdocs, ptfs = self.postings(term_id)
+        return _lookup(pdocs, ptfs, docs)
 
     def norms(self, k1: float, b: float) -> np.ndarray:
         """k1 * (1 - b + b * |D| / avgdl) per chunk, cached for the last (k1, b)."""
@@ -195,14 +204,26 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
 def search_top_k_compiled(
     terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`search_top_k_numpy` in C: the same pruning, the same floats, one pass per posting."""
+    """`search_top_k_numpy` in C: the same pruning, the same floats, one pass per posting.
+
+    Merged indexes are ranked in their segments' numbering (no per-query renumbering of the base's
+    postings); the kernel breaks ties and returns ids in the merged numbering.
+    """
     args = []
+    merged = [t.index for t in terms if isinstance(t.index, MergedTermIndex)]
     for t, idf_t, bound in _ordered(terms, k1, b):
-        docs, tfs = t.index.postings(t.term_id)
-        args.append(
-            (np.asarray(docs, np.int32), np.asarray(tfs, np.int32), t.index.norms(k1, b), idf_t, t.weight, bound)
-        )
-    docs, scores = _topk.top_k(args, n_docs, k1, min(k, n_docs))
+        if merged:
+            docs, tfs = t.index.segment_postings(t.term_id)  # type: ignore[union-attr]
+            norms = t.index.segment_norms(k1, b)  # type: ignore[union-attr]
+        else:
+            docs, tfs = t.index.postings(t.term_id)
+            norms = t.index.norms(k1, b)
+        args.append((np.asarray(docs, np.int32), np.asarray(tfs, np.int32), norms, idf_t, t.weight, bound))
+    if merged:
+        order = merged[0].seg_to_merged
+        docs, scores = _topk.top_k(args, len(order), k1, min(k, n_docs), order)
+    else:
+        docs, scores = _topk.top_k(args, n_docs, k1, min(k, n_docs))
     return np.array(docs, dtype=np.int64), np.array(scores, dtype=np.float64)
 
 
@@ -391,6 +412,13 @@ class MergedTermIndex(_Scored):
         self._norm_cache: tuple[float, float, np.ndarray] | None = None
         self._postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._bounds: dict[tuple[float, float, int], float] = {}
+        # The segments' numbering: base chunks as stored, then delta chunks after them.
+        self.seg_to_merged = np.concatenate((base_remap, delta_remap)).astype(np.int32)
+        self.merged_to_seg = np.zeros(n, np.int64)
+        live = np.flatnonzero(self.seg_to_merged >= 0)
+        self.merged_to_seg[self.seg_to_merged[live]] = live
+        self._seg_postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._seg_norm_cache: tuple[float, float, np.ndarray] | None = None
 
     @property
     def n_docs(self) -> int:
@@ -438,6 +466,36 @@ class MergedTermIndex(_Scored):
         merged = (np.insert(docs, at, ddocs), np.insert(tfs, at, dtfs))
         self._postings[term_id] = merged  # few terms reach here: the delta's
         return merged
+
+    def segment_postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """The term's postings in the segments' numbering: the base's arrays as stored (removed
+        chunks included; `segment_norms` makes them add 0), then the delta's, shifted after them."""
+        in_base = term_id < len(self.base.terms)
+        did = self._delta_id(term_id)
+        if did is None:
+            return self.base.postings(term_id) if in_base else (np.zeros(0, np.int32), np.zeros(0, np.int32))
+        cached = self._seg_postings.get(term_id)
+        if cached is None:
+            bdocs, btfs = self.base.postings(term_id) if in_base else (np.zeros(0, np.int32), np.zeros(0, np.int32))
+            ddocs, dtfs = self.delta.postings(did)
+            shifted = np.asarray(ddocs, np.int32) + np.int32(len(self.base_remap))
+            cached = (np.concatenate((bdocs, shifted)), np.concatenate((btfs, dtfs)))
+            self._seg_postings[term_id] = cached  # few terms reach here: the delta's
+        return cached
+
+    def segment_norms(self, k1: float, b: float) -> np.ndarray:
+        """`norms` in the segments' numbering; infinite for removed chunks, so they score exactly 0."""
+        cached = self._seg_norm_cache
+        if cached is None or cached[0] != k1 or cached[1] != b:
+            out = np.full(len(self.seg_to_merged), np.inf)
+            live = self.seg_to_merged >= 0
+            out[live] = self.norms(k1, b)[self.seg_to_merged[live]]
+            cached = self._seg_norm_cache = (k1, b, out)
+        return cached[2]
+
+    def frequencies(self, term_id: int, docs: np.ndarray) -> np.ndarray:
+        pdocs, ptfs = self.segment_postings(term_id)
+        return _lookup(pdocs, ptfs, self.merged_to_seg[docs])
 
     def df(self, term_id: int) -> int:
         if term_id < len(self.base.terms) and term_id not in self.dead_terms and self._delta_id(term_id) is None:

@@ -707,12 +707,7 @@ class Library:
             lengths = [int(x) for x in np.asarray(ti.doc_len)[where]]
             for term, words, tid in p.qterms:
                 n_t = ti.df(tid) if tid is not None else 0
-                fs = [0] * len(docs)
-                if n_t:
-                    pdocs, ptfs = ti.postings(tid)
-                    keys = where.astype(pdocs.dtype, copy=False)  # same dtype: no cast of the whole postings
-                    pos = np.minimum(np.searchsorted(pdocs, keys), len(pdocs) - 1)
-                    fs = np.where(pdocs[pos] == keys, ptfs[pos], 0).tolist()
+                fs = ti.frequencies(tid, where).tolist() if n_t else [0] * len(docs)
                 term_of_docs = term_rows(term, words, n, n_t, fs, lengths, avgdl, k1, b, cfg_name, p.weight)
                 for rows, row in zip(out, term_of_docs):
                     rows.append(row)

@@ -142,6 +142,28 @@ def test_incremental_equals_full_rebuild(tmp_path: Path, monkeypatch: pytest.Mon
             )
 
 
+def test_ties_across_base_and_delta_rank_in_chunk_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal scores rank by the merged chunk order even when base and delta chunks interleave,
+    whichever top-k implementation runs (the compiled one ranks in the segments' numbering)."""
+    import ragdesk.core.index as index_mod
+
+    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    folder = tmp_path / "notes"
+    write_notes(folder, {f"{name}.md": "apple banana cherry" for name in "aceg"})
+    build_index(folder, tmp_path / "idx", workers=1)
+    write_notes(folder, {"b.md": "apple banana cherry", "f.md": "apple banana cherry", "z.md": "durian"})
+    (folder / "c.md").unlink()
+    inc, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert inc.delta is not None
+    want = ["a.md", "b.md", "e.md", "f.md", "g.md"]
+    for name in ("stems", "combined"):
+        assert [h.path for h in inc.search("banana", AnalyzerConfig(name), k=5).hits] == want
+        assert len({h.score for h in inc.search("banana", AnalyzerConfig(name), k=5).hits}) == 1
+    monkeypatch.setattr(index_mod, "_topk", None)
+    assert [h.path for h in inc.search("banana", AnalyzerConfig("combined"), k=5).hits] == want
+    assert [h.path for h in inc.search("banana", AnalyzerConfig("combined"), k=3).hits] == want[:3]
+
+
 def test_damaged_index_is_detected(lib: Library, tmp_path: Path) -> None:
     arr = lib.generation / "fwd_ids.npy"
     arr.write_bytes(arr.read_bytes()[:-4])
