@@ -282,11 +282,29 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     if (pruned) {
         /* Only chunks that can still reach the k-th score (found in chunk order, so ascending) get
            the remaining terms, each looked up for them; their growing sums raise the k-th score. */
-        for (Py_ssize_t d = 0; d < n_docs; d++) { /* branch-free: most chunks fail unpredictably */
-            int keep = (acc[d] > 0.0) & (acc[d] + rest[i] >= floor_);
-            touched[n_cand] = (int32_t)d;
-            n_cand += keep;
-            flags[d] |= (unsigned char)(keep * CAND);
+        if (n_touched > n_docs / 8) { /* most chunks touched: one branch-free pass in chunk order */
+            for (Py_ssize_t d = 0; d < n_docs; d++) {
+                int keep = (acc[d] > 0.0) & (acc[d] + rest[i] >= floor_);
+                touched[n_cand] = (int32_t)d;
+                n_cand += keep;
+                flags[d] |= (unsigned char)(keep * CAND);
+            }
+        } else { /* few: flag them, then collect the flags in chunk order, eight at a time */
+            for (Py_ssize_t j = 0; j < n_touched; j++) {
+                int32_t d = touched[j];
+                flags[d] |= (unsigned char)((acc[d] + rest[i] >= floor_) * CAND);
+            }
+            Py_ssize_t n_words = n_docs / 8;
+            for (Py_ssize_t w = 0; w <= n_words; w++) {
+                Py_ssize_t lo = w * 8, hi = lo + 8 < n_docs ? lo + 8 : n_docs;
+                if (w < n_words) {
+                    uint64_t word;
+                    memcpy(&word, flags + lo, 8);
+                    if (!(word & 0x0202020202020202ULL)) continue; /* CAND is bit 1 of each byte */
+                }
+                for (Py_ssize_t d = lo; d < hi; d++)
+                    if (flags[d] & CAND) touched[n_cand++] = (int32_t)d;
+            }
         }
         double filtered_rest = rest[i], filtered_floor = floor_;
         for (; i < nt && n_cand > 0; i++) {

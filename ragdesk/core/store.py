@@ -149,8 +149,10 @@ def check_files(folder: Path, files: dict[str, dict[str, int]], verify_crc: bool
 
 
 def load_array(folder: Path, name: str) -> np.ndarray:
+    """A stored array, memory-mapped read-only; a plain ndarray view of the map, since np.memmap's
+    Python-level indexing costs microseconds per access on the query path."""
     try:
-        return np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+        return np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False))
     except (OSError, ValueError) as exc:
         raise IndexDamaged(f"cannot read {name}.npy: {exc}") from exc
 
