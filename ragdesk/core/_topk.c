@@ -392,11 +392,66 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     return out;
 }
 
+static PyObject *frequencies(PyObject *self, PyObject *args) {
+    PyObject *seq, *keys_obj;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO", &seq, &keys_obj)) return NULL;
+    Py_buffer keys;
+    if (get_buffer(keys_obj, &keys, 4, "docs") < 0) return NULL;
+    PyObject *fast = PySequence_Fast(seq, "postings must be a sequence");
+    if (!fast) {
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    Py_ssize_t nt = PySequence_Fast_GET_SIZE(fast), nk = keys.len / 4;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, nt * nk * 4);
+    const int32_t *key = keys.buf;
+    for (Py_ssize_t t = 0; out && t < nt; t++) {
+        PyObject *docs_obj, *tfs_obj;
+        Py_buffer docs, tfs;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, t), "OO", &docs_obj, &tfs_obj) ||
+            get_buffer(docs_obj, &docs, 4, "docs") < 0) {
+            Py_CLEAR(out);
+            break;
+        }
+        if (get_buffer(tfs_obj, &tfs, 4, "tfs") < 0 || tfs.len != docs.len) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "docs and tfs differ in length");
+                PyBuffer_Release(&tfs);
+            }
+            PyBuffer_Release(&docs);
+            Py_CLEAR(out);
+            break;
+        }
+        const int32_t *d = docs.buf, *f = tfs.buf;
+        int32_t *row = (int32_t *)PyBytes_AS_STRING(out) + t * nk;
+        Py_ssize_t n = docs.len / 4;
+        for (Py_ssize_t j = 0; j < nk; j++) { /* binary search: the first posting >= key */
+            Py_ssize_t lo = 0, hi = n;
+            while (lo < hi) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (d[mid] < key[j])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            row[j] = lo < n && d[lo] == key[j] ? f[lo] : 0;
+        }
+        PyBuffer_Release(&docs);
+        PyBuffer_Release(&tfs);
+    }
+    Py_DECREF(fast);
+    PyBuffer_Release(&keys);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"top_k", top_k, METH_VARARGS,
      "top_k(terms, n_docs, k1, k, order=None) -> (chunk ids, scores), best first (ties by chunk id).\n"
      "terms: (docs int32, tfs int32, norms float64, idf, weight, upper bound), best bound first.\n"
      "order: optional int32 per chunk; ties rank by it and it is what is returned (a renumbering)."},
+    {"frequencies", frequencies, METH_VARARGS,
+     "frequencies(postings, docs) -> bytes of int32, one row per (docs, tfs) pair: each doc's frequency or 0."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,6 +10,7 @@ the corpus is tokenized once whatever the analyzer.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,13 +45,19 @@ class ForwardIndex:
         return len(self.row_ptr) - 1
 
 
-def _lookup(pdocs: np.ndarray, ptfs: np.ndarray, docs: np.ndarray) -> np.ndarray:
-    """Frequencies of `docs` in one term's postings (ascending ids), 0 where absent."""
-    if not len(pdocs):
-        return np.zeros(len(docs), np.int32)
-    keys = docs.astype(pdocs.dtype, copy=False)  # the postings' dtype: no cast of the whole postings
-    pos = np.minimum(np.searchsorted(pdocs, keys), len(pdocs) - 1)
-    return np.where(pdocs[pos] == keys, ptfs[pos], 0)
+def _frequency_matrix(postings: list[tuple[np.ndarray, np.ndarray]], docs: np.ndarray) -> np.ndarray:
+    """Frequencies of `docs` (columns) in each term's postings (rows; ascending ids), 0 where absent."""
+    if _topk is not None:
+        pairs = [(np.asarray(d, np.int32), np.asarray(f, np.int32)) for d, f in postings]
+        flat = _topk.frequencies(pairs, np.asarray(docs, np.int32))
+        return np.frombuffer(flat, dtype=np.int32).reshape(len(postings), len(docs))
+    out = np.zeros((len(postings), len(docs)), np.int32)
+    for row, (pdocs, ptfs) in zip(out, postings):
+        if len(pdocs):
+            keys = docs.astype(pdocs.dtype, copy=False)  # the postings' dtype: no cast of the whole postings
+            pos = np.minimum(np.searchsorted(pdocs, keys), len(pdocs) - 1)
+            row[:] = np.where(pdocs[pos] == keys, ptfs[pos], 0)
+    return out
 
 
 class _Scored:
@@ -66,10 +73,9 @@ class _Scored:
     def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
-    def frequencies(self, term_id: int, docs: np.ndarray) -> np.ndarray:
-        """The term's frequency in each of `docs` (0 where absent): a binary search per chunk."""
-        pdocs, ptfs = self.postings(term_id)
-        return _lookup(pdocs, ptfs, docs)
+    def frequencies(self, term_ids: Sequence[int], docs: np.ndarray) -> np.ndarray:
+        """Each term's frequency (rows) in each of `docs` (columns), 0 where absent."""
+        return _frequency_matrix([self.postings(t) for t in term_ids], docs)
 
     def norms(self, k1: float, b: float) -> np.ndarray:
         """k1 * (1 - b + b * |D| / avgdl) per chunk, cached for the last (k1, b)."""
@@ -512,9 +518,8 @@ class MergedTermIndex(_Scored):
             cached = self._seg_norm_cache = (k1, b, out)
         return cached[2]
 
-    def frequencies(self, term_id: int, docs: np.ndarray) -> np.ndarray:
-        pdocs, ptfs = self.segment_postings(term_id)
-        return _lookup(pdocs, ptfs, self.merged_to_seg[docs])
+    def frequencies(self, term_ids: Sequence[int], docs: np.ndarray) -> np.ndarray:
+        return _frequency_matrix([self.segment_postings(t) for t in term_ids], self.merged_to_seg[docs])
 
     def df(self, term_id: int) -> int:
         if term_id < len(self.base.terms) and term_id not in self.dead_terms and self._delta_id(term_id) is None:

@@ -698,16 +698,18 @@ class Library:
 
     @staticmethod
     def _rows(parts: list[_Part], docs: Sequence[int], k1: float, b: float) -> list[list[TermRow]]:
-        """The explanation rows of each of `docs`: one binary search per query term for all of them."""
+        """The explanation rows of each of `docs`: all their term frequencies looked up in one pass."""
         out: list[list[TermRow]] = [[] for _ in docs]
         where = np.asarray(docs, dtype=np.int64)
         for p in parts:
             ti, cfg_name = p.index, p.config.name
             n, avgdl = ti.n_docs, ti.avgdl
             lengths = [int(x) for x in np.asarray(ti.doc_len)[where]]
+            present = [tid for _, _, tid in p.qterms if tid is not None]
+            freqs = iter(ti.frequencies(present, where).tolist()) if present else iter(())
             for term, words, tid in p.qterms:
                 n_t = ti.df(tid) if tid is not None else 0
-                fs = ti.frequencies(tid, where).tolist() if n_t else [0] * len(docs)
+                fs = next(freqs) if tid is not None else [0] * len(docs)
                 term_of_docs = term_rows(term, words, n, n_t, fs, lengths, avgdl, k1, b, cfg_name, p.weight)
                 for rows, row in zip(out, term_of_docs):
                     rows.append(row)

@@ -90,6 +90,15 @@ def test_index_matches_reference(
     assert [h.chunk_id for h in result.hits] == expected_order
     for h in result.hits:
         assert sum(r.contribution for r in h.explain) == pytest.approx(h.score, rel=1e-12)
+    # Without the compiled kernel: the same hits, scores and explanations, to the last bit.
+    import ragdesk.core.index as index_mod
+
+    kernel, index_mod._topk = index_mod._topk, None
+    try:
+        fallback = lib.search(" ".join(query), AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
+    finally:
+        index_mod._topk = kernel
+    assert fallback.to_json()["hits"] == result.to_json()["hits"]
 
 
 def test_scores_change_with_k1_b_without_rebuild(tmp_path: Path) -> None:
