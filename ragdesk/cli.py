@@ -19,12 +19,19 @@ class CliError(Exception):
 
 
 def _add_index_options(p: argparse.ArgumentParser) -> None:
-    from .core.chunking import CHUNKERS
+    from .core.chunking import CHUNKERS, ChunkOptions
 
     p.add_argument("--index-dir", help="where the index lives (default: per-user cache, one folder per notes folder)")
     p.add_argument("--chunker", choices=CHUNKERS, default="markdown", help="how notes are cut (default: markdown)")
     p.add_argument("--chunk-size", type=int, default=80, help="target words per chunk (default: 80)")
     p.add_argument("--overlap", type=int, default=20, help="words shared by neighbouring chunks (default: 20)")
+    p.add_argument(
+        "--min-fill",
+        type=float,
+        default=ChunkOptions.min_fill,
+        help="markdown chunker: a chunk ends no earlier than this share of the chunk size (default: 0.9; "
+        "0.5 keeps sections whole more often)",
+    )
     p.add_argument(
         "--no-context",
         action="store_true",
@@ -135,7 +142,7 @@ def _settings(args: argparse.Namespace) -> Any:
     try:
         return IndexSettings(
             LoadOptions(extensions=exts, max_bytes=int(args.max_mb * 1024 * 1024)),
-            ChunkOptions(args.chunker, args.chunk_size, args.overlap, not args.no_context),
+            ChunkOptions(args.chunker, args.chunk_size, args.overlap, not args.no_context, args.min_fill),
         )
     except ValueError as exc:
         raise CliError(str(exc)) from exc

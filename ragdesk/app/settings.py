@@ -89,6 +89,8 @@ class AppSettings:
                 self.get("index/chunker", "markdown"),
                 self.get("index/chunk_size", 80, int),
                 self.get("index/overlap", 20, int),
+                self.get("index/context", True, bool),
+                self.get("index/min_fill", ChunkOptions.min_fill, float),
             )
         except ValueError:
             chunk = ChunkOptions()
@@ -102,6 +104,7 @@ class AppSettings:
         self.set("index/chunk_size", s.chunk.size)
         self.set("index/overlap", s.chunk.overlap)
         self.set("index/context", s.chunk.context)
+        self.set("index/min_fill", s.chunk.min_fill)
 
     # ---- prompt --------------------------------------------------------------------
     @property

@@ -17,7 +17,6 @@ from .arrays import ranges
 from .loader import Note
 
 CHUNKERS = ("markdown", "words")
-MIN_FILL = 0.5  # a markdown chunk ends no earlier than this share of `size` words
 HEADING_SEP = " › "
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -32,6 +31,10 @@ class ChunkOptions:
     size: int = 80
     overlap: int = 20
     context: bool = True  # markdown only: also index the note's title and the chunk's heading trail with it
+    # markdown only: a chunk ends no earlier than this share of `size` words. Near-uniform lengths
+    # (0.9) found more answers on every question set than cutting at any heading or paragraph
+    # past half the size (0.5), which keeps sections whole more often (tests/benchmarks/tune_defaults.py).
+    min_fill: float = 0.9
 
     def __post_init__(self) -> None:
         if self.chunker not in CHUNKERS:
@@ -40,10 +43,13 @@ class ChunkOptions:
             raise ValueError("chunk size must be at least 1 word")
         if not 0 <= self.overlap < self.size:
             raise ValueError("overlap must be at least 0 and smaller than the chunk size")
+        if not 0 < self.min_fill <= 1:
+            raise ValueError("the shortest chunk must be more than 0 and at most 1 times the chunk size")
 
     @property
     def key(self) -> str:
-        return f"{self.chunker}-{self.size}-{self.overlap}" + ("-ctx" if self.indexes_context else "")
+        fill = f"-fill{self.min_fill:g}" if self.chunker == "markdown" else ""
+        return f"{self.chunker}-{self.size}-{self.overlap}{fill}" + ("-ctx" if self.indexes_context else "")
 
     @property
     def indexes_context(self) -> bool:
@@ -234,11 +240,11 @@ def _trail_at(blocks: list[_Block], block_ends: list[int], start: int, end: int)
 def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
     """Structure-aware chunks of about `size` words.
 
-    Each chunk ends at the best boundary in the second half of its window: a heading, else
-    a paragraph or code block edge, else a sentence end, else exactly `size` words. Chunks
-    stay close to `size` (uniform lengths keep BM25's length normalisation fair) while
-    sections, paragraphs and code blocks stay whole where they fit. Neighbours share
-    `overlap` words where a cut falls inside a paragraph.
+    Each chunk ends at the best boundary between `min_fill` x `size` and `size` words: a
+    heading, else a paragraph or code block edge, else a sentence end, else exactly `size`
+    words. Chunks stay close to `size` (uniform lengths keep BM25's length normalisation
+    fair) while sections, paragraphs and code blocks stay whole where they fit. Neighbours
+    share `overlap` words where a cut falls inside a paragraph.
     """
     lines = _Lines(note.text)
     size, overlap = options.size, options.overlap
@@ -257,7 +263,7 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
     n = len(starts)
     breaks = _break_points(cp, note.body_start, starts, ends, blocks)
     chunks: list[Chunk] = []
-    lo = max(1, int(size * MIN_FILL))
+    lo = max(1, int(size * options.min_fill))
     i = 0
     while i < n:
         if n - i <= size + size // 4:  # the rest fits (a little over beats a tiny last chunk)

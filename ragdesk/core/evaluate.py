@@ -9,6 +9,7 @@ best chunk).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import tempfile
@@ -20,7 +21,6 @@ from typing import Any
 
 from .analyzers import ANALYZERS, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
-from .chunking import ChunkOptions
 from .library import BuildCancelled, IndexSettings, Library, build_index
 
 HIT_KS = (1, 3, 5, 10)
@@ -264,7 +264,7 @@ def chunk_sweep(
         if cancelled is not None and cancelled():
             break
         k = max(1, budget_words // size)
-        settings = IndexSettings(base.load, ChunkOptions(base.chunk.chunker, size, overlap, base.chunk.context))
+        settings = IndexSettings(base.load, dataclasses.replace(base.chunk, size=size, overlap=overlap))
         with tempfile.TemporaryDirectory(prefix="ragdesk-sweep-") as tmp:
             try:
                 sized, _ = build_index(lib.folder, tmp, settings, cancelled=cancelled)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-FORMAT_VERSION = 5  # 4: markdown chunks end at the best break near `size` words; 5: delta segments
+FORMAT_VERSION = 6  # 4: markdown chunks end at the best break near `size` words; 5: delta segments; 6: min_fill
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 

@@ -194,6 +194,26 @@ def test_settings_persist(make_window, notes: Path, qtbot) -> None:  # type: ign
     assert w2.settings.recent_folders == [str(notes.resolve())]
 
 
+def test_chunking_settings_round_trip_through_dialog_and_storage(tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The dialog edits min_fill and context; both survive storage (context used to be dropped on reading)."""
+    from PySide6.QtWidgets import QDoubleSpinBox
+
+    from ragdesk.app.dialogs import SettingsDialog
+    from ragdesk.app.settings import AppSettings
+
+    store = AppSettings(str(tmp_path / "settings.ini"))
+    assert store.index_settings().chunk.min_fill == 0.9
+    dialog = SettingsDialog(store.index_settings(), "")
+    qtbot.addWidget(dialog)
+    dialog.findChild(QDoubleSpinBox, "minFillSpin").setValue(0.5)
+    dialog.context.setChecked(False)
+    dialog._on_accepted()
+    assert dialog.result_settings is not None
+    store.set_index_settings(dialog.result_settings)
+    again = AppSettings(str(tmp_path / "settings.ini")).index_settings().chunk
+    assert (again.min_fill, again.context) == (0.5, False)
+
+
 def test_results_model_passes_modeltester(window: MainWindow, qtbot, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
     qtmodeltester.check(window.results_model)

@@ -55,7 +55,7 @@ def test_markdown_small_note_is_one_chunk() -> None:
 
 def test_markdown_cuts_at_headings_then_blocks_and_keeps_code_whole() -> None:
     note = _note(MD, body_start=MD.index("# Setup"))
-    chunks = chunk_note(note, ChunkOptions("markdown", size=10, overlap=2))
+    chunks = chunk_note(note, ChunkOptions("markdown", size=10, overlap=2, min_fill=0.5))
     assert [c.heading for c in chunks] == ["Setup", "Setup › Linux", "Setup › Linux", "Setup › Windows"]
     assert chunks[0].text == "# Setup\n\nIntro paragraph here."
     assert chunks[1].text == "## Linux\n\nInstall with apt."
@@ -67,17 +67,44 @@ def test_markdown_cuts_at_headings_then_blocks_and_keeps_code_whole() -> None:
 def test_markdown_packs_paragraphs_without_overlap_at_paragraph_edges() -> None:
     paras = [" ".join(f"p{i}w{j}" for j in range(30)) for i in range(4)]
     text = "# H\n\n" + "\n\n".join(paras) + "\n"
-    chunks = chunk_note(_note(text), ChunkOptions("markdown", size=80, overlap=5))
+    chunks = chunk_note(_note(text), ChunkOptions("markdown", size=80, overlap=5, min_fill=0.5))
     # The best cut in words 40..80 is the paragraph edge at word 62; whole paragraphs need no overlap.
     assert [(c.text.split()[0], c.text.split()[-1]) for c in chunks] == [("#", "p1w29"), ("p2w0", "p3w29")]
 
 
 def test_markdown_prefers_sentence_ends_and_overlaps_inside_paragraphs() -> None:
     text = "One two three four five six. Seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen end."
-    chunks = chunk_note(_note(text), ChunkOptions("markdown", size=10, overlap=2))
+    chunks = chunk_note(_note(text), ChunkOptions("markdown", size=10, overlap=2, min_fill=0.5))
     assert chunks[0].text == "One two three four five six."
     assert chunks[1].text.startswith("five six. Seven")
     assert chunks[-1].text.endswith("sixteen end.")
+
+
+def _sections(n: int, words: int) -> str:
+    return "\n\n".join(f"## S{i}\n\n" + " ".join(f"s{i}w{j}" for j in range(words)) for i in range(n)) + "\n"
+
+
+def test_default_chunks_end_only_in_the_last_tenth_preferring_headings() -> None:
+    """min_fill 0.9 (the default): a chunk ends at the best boundary within words 72..80."""
+    text = _sections(6, 36)  # 38 words a section: headings at words 38, 76, 114, 152, 190
+    chunks = chunk_note(_note(text), ChunkOptions("markdown", size=80, overlap=20))
+    words = [c.text.split() for c in chunks]
+    assert [len(w) for w in words] == [76, 76, 76]  # the headings at 76 and 152 end chunks; 38 and 114 do not
+    assert [c.heading for c in chunks] == ["S0", "S2", "S4"]
+    assert [w[:2] for w in words] == [["##", "S0"], ["##", "S2"], ["##", "S4"]]  # no overlap at a heading
+    assert all(text[c.start : c.end] == c.text for c in chunks)
+
+
+def test_default_chunks_cut_mid_section_with_overlap_when_no_boundary_is_near_size() -> None:
+    text = _sections(6, 30)  # 32 words a section: no heading or paragraph edge within words 72..80
+    chunks = chunk_note(_note(text), ChunkOptions("markdown", size=80, overlap=20))
+    words = [c.text.split() for c in chunks]
+    assert [len(w) for w in words] == [80, 80, 72]
+    assert [(w[0], w[-1]) for w in words] == [("##", "s2w13"), ("s1w26", "s4w9"), ("s3w22", "s5w29")]
+    assert [c.heading for c in chunks] == ["S0", "S1", "S3"]
+    # With min_fill 0.5 the last heading past word 40 ends a chunk instead: sections stay whole.
+    halves = chunk_note(_note(text), ChunkOptions("markdown", size=80, overlap=20, min_fill=0.5))
+    assert [(c.heading, len(c.text.split())) for c in halves] == [("S0", 64), ("S2", 64), ("S4", 64)]
 
 
 def test_markdown_splits_overlong_paragraph_with_overlap() -> None:

@@ -23,7 +23,7 @@ def test_scifact_test_ndcg_with_defaults(shared_data: Path, tmp_path: Path) -> N
     queries, qrels = load_beir(folder, "test")
     m = evaluate_beir(lib, queries, qrels, AnalyzerConfig())
     assert m["n"] == 300
-    assert round(m["ndcg@10"], 4) == 0.7013
+    assert round(m["ndcg@10"], 4) == 0.6939
 
 
 def test_multilingual_vault_loads_and_matches_inflections(shared_data: Path, tmp_path: Path) -> None:
