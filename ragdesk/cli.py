@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -78,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search a notes folder with explained BM25 rankings and build prompts for chat assistants. "
         "Without a subcommand, opens the window.",
     )
-    parser.add_argument("--version", action="version", version=f"ragdesk {__version__}")
+    kernel = "compiled" if importlib.util.find_spec("ragdesk.core._topk") else "numpy"  # no numpy import here
+    parser.add_argument("--version", action="version", version=f"ragdesk {__version__} (ranking: {kernel})")
     sub = parser.add_subparsers(dest="command", metavar="{index,search,prompt,analyze,eval}")
 
     p = sub.add_parser("index", help="build or update the index of a notes folder")

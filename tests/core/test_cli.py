@@ -126,3 +126,6 @@ def test_errors_are_one_line_and_nonzero(tmp_path: Path, capsys: pytest.CaptureF
 def test_module_entry_point_version() -> None:
     out = subprocess.run([sys.executable, "-m", "ragdesk", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip().startswith("ragdesk ")
+    from ragdesk.core.index import ranking_kernel
+
+    assert out.stdout.strip().endswith(f"(ranking: {ranking_kernel()})")
