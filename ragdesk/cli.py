@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search a notes folder with explained BM25 rankings and build prompts for chat assistants. "
         "Without a subcommand, opens the window.",
     )
-    kernel = "compiled" if importlib.util.find_spec("ragdesk.core._topk") else "numpy"  # no numpy import here
+    kernel = "compiled" if importlib.util.find_spec("ragdesk.core._kernel") else "numpy"  # no numpy import here
     parser.add_argument("--version", action="version", version=f"ragdesk {__version__} (ranking: {kernel})")
     sub = parser.add_subparsers(dest="command", metavar="{index,search,prompt,analyze,eval}")
 

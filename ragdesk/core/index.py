@@ -20,15 +20,15 @@ from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import contributions, idf_array, length_norms
 
-try:  # the compiled twin of search_top_k (ragdesk/core/_topk.c); absent without a C compiler
-    from . import _topk
+try:  # compiled twins of the hot paths below (ragdesk/core/_kernel.c); absent without a C compiler
+    from . import _kernel
 except ImportError:  # pragma: no cover - depends on the install
-    _topk = None
+    _kernel = None
 
 
 def ranking_kernel() -> str:
     """Which top-k implementation ranks chunks here: "compiled" or "numpy" (same results)."""
-    return "numpy" if _topk is None else "compiled"
+    return "numpy" if _kernel is None else "compiled"
 
 
 @dataclass
@@ -47,9 +47,9 @@ class ForwardIndex:
 
 def _frequency_matrix(postings: list[tuple[np.ndarray, np.ndarray]], docs: np.ndarray) -> np.ndarray:
     """Frequencies of `docs` (columns) in each term's postings (rows; ascending ids), 0 where absent."""
-    if _topk is not None:
+    if _kernel is not None:
         pairs = [(np.asarray(d, np.int32), np.asarray(f, np.int32)) for d, f in postings]
-        flat = _topk.frequencies(pairs, np.asarray(docs, np.int32))
+        flat = _kernel.frequencies(pairs, np.asarray(docs, np.int32))
         return np.frombuffer(flat, dtype=np.int32).reshape(len(postings), len(docs))
     out = np.zeros((len(postings), len(docs)), np.int32)
     for row, (pdocs, ptfs) in zip(out, postings):
@@ -221,7 +221,7 @@ PRUNE_MIN_POSTINGS = 2000
 
 def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The exact top k of `score_all`: compiled when the kernel is built, else with numpy."""
-    if _topk is None or k <= 0 or not n_docs:
+    if _kernel is None or k <= 0 or not n_docs:
         return search_top_k_numpy(terms, n_docs, k1, b, k)
     return search_top_k_compiled(terms, n_docs, k1, b, k)
 
@@ -246,9 +246,9 @@ def search_top_k_compiled(
         args.append((np.asarray(docs, np.int32), np.asarray(tfs, np.int32), norms, idf_t, t.weight, bound))
     if merged:
         order = merged[0].seg_to_merged
-        docs, scores = _topk.top_k(args, len(order), k1, min(k, n_docs), order)
+        docs, scores = _kernel.top_k(args, len(order), k1, min(k, n_docs), order)
     else:
-        docs, scores = _topk.top_k(args, n_docs, k1, min(k, n_docs))
+        docs, scores = _kernel.top_k(args, n_docs, k1, min(k, n_docs))
     return np.array(docs, dtype=np.int64), np.array(scores, dtype=np.float64)
 
 
@@ -379,30 +379,44 @@ def _trigram_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], 
     return terms, ptr, (pairs % len(uniq)).astype(np.int32), mult.astype(np.int32)
 
 
+def _segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Sums of values[ptr[i]:ptr[i+1]] for every i, in int64 (empty segments give 0)."""
+    cum = np.concatenate(([0], np.cumsum(values, dtype=np.int64)))
+    return cum[ptr[1:]] - cum[ptr[:-1]]
+
+
 def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
     """Build one analyzer's term-major index from the word-level forward index.
 
-    It is a sparse product, taken term-major from the start: (terms x words multiplicities) @
-    (words x chunks counts). scipy does it in compiled code without per-posting Python work, and
-    no chunk-major copy of the (large) result is ever made.
+    Per term, the chunks containing any of its words, with the summed counts x multiplicities.
+    For analyzers that make several terms of a word, the compiled kernel walks the chunks twice
+    (count, then fill: chunk ids come out ascending, nothing to sort); otherwise scipy takes the
+    sparse product (terms x words) @ (words x chunks) term-major and sorts each row, which is as
+    fast when each word is one term. Both give the same arrays (tested).
     """
     terms, mptr, mids, mmult = build_word_map(forward.vocab, analyzer)
     n, v = forward.n_chunks, len(forward.vocab)
-    counts = sparse.csr_matrix(
-        (np.asarray(forward.counts, dtype=np.int32), np.asarray(forward.word_ids), np.asarray(forward.row_ptr)),
-        shape=(n, v),
-    )
+    row_ptr = np.asarray(forward.row_ptr, dtype=np.int64)
+    word_ids, counts = np.asarray(forward.word_ids, dtype=np.int32), np.asarray(forward.counts, dtype=np.int32)
+    tokens_per_word = _segment_sums(mmult, mptr)  # how many terms each word makes
+    doc_len = _segment_sums(counts * tokens_per_word[word_ids], row_ptr)  # |D| in this analyzer's terms
+    if _kernel is not None and len(mids) > v:  # several terms a word (trigrams): scipy's product + sort is slow
+        indptr = np.zeros(len(terms) + 1, np.int64)
+        args = (row_ptr, word_ids, counts, mptr.astype(np.int64), mids.astype(np.int32), mmult.astype(np.int32))
+        _kernel.postings_by_term(*args, indptr)
+        docs, tfs = np.empty(int(indptr[-1]), np.int32), np.empty(int(indptr[-1]), np.int32)
+        _kernel.postings_by_term(*args, indptr, docs, tfs)
+        return TermIndex(terms, indptr, docs, tfs, doc_len.astype(np.int32))
+    chunk_words = sparse.csr_matrix((counts, word_ids, row_ptr), shape=(n, v))
     word_map = sparse.csr_matrix((mmult, mids, mptr), shape=(v, len(terms)))
-    by_term = word_map.T.tocsr() @ counts.T.tocsr()
+    by_term = word_map.T.tocsr() @ chunk_words.T.tocsr()
     by_term.sort_indices()
-    tokens_per_word = np.asarray(word_map.sum(axis=1), dtype=np.int64).ravel()
-    doc_len = (counts @ tokens_per_word).astype(np.int32) if n else np.zeros(0, np.int32)
     return TermIndex(
         terms,
         by_term.indptr.astype(np.int64),
         by_term.indices.astype(np.int32, copy=False),
         by_term.data.astype(np.int32, copy=False),
-        doc_len,
+        doc_len.astype(np.int32),
     )
 
 

@@ -93,11 +93,11 @@ def test_index_matches_reference(
     # Without the compiled kernel: the same hits, scores and explanations, to the last bit.
     import ragdesk.core.index as index_mod
 
-    kernel, index_mod._topk = index_mod._topk, None
+    kernel, index_mod._kernel = index_mod._kernel, None
     try:
         fallback = lib.search(" ".join(query), AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
     finally:
-        index_mod._topk = kernel
+        index_mod._kernel = kernel
     assert fallback.to_json()["hits"] == result.to_json()["hits"]
 
 
@@ -145,7 +145,7 @@ def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int) -> None:
     old = index_mod.PRUNE_MIN_POSTINGS
     index_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
     try:
-        impls = [search_top_k_numpy] + ([search_top_k_compiled] if index_mod._topk is not None else [])
+        impls = [search_top_k_numpy] + ([search_top_k_compiled] if index_mod._kernel is not None else [])
         for impl in impls:
             got_docs, got_scores = impl(refs, n_docs, 1.2, 0.75, k)
             assert got_docs.tolist() == want_docs.tolist(), impl.__name__
@@ -184,7 +184,41 @@ def test_compiled_kernel_is_built_where_required() -> None:
 
     if not os.environ.get("RAGDESK_REQUIRE_KERNEL"):
         pytest.skip("the compiled kernel is optional (needs a C compiler at install)")
-    assert index_mod._topk is not None
+    assert index_mod._kernel is not None
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        AnalyzerConfig("trigrams"),
+        AnalyzerConfig("trigrams", fold_accents=True, stop_words=("en", "cs")),
+    ],
+)
+def test_compiled_derivation_equals_the_sparse_product(config: AnalyzerConfig, tmp_path: Path) -> None:
+    """The kernel's term-major postings (no sort needed) are the scipy product's, array for array;
+    on the bundled notes in six languages, with stop words that leave some words without terms."""
+    from importlib import resources
+
+    import numpy as np
+
+    import ragdesk.core.index as index_mod
+    from ragdesk.core.analyzers import Analyzer
+
+    if index_mod._kernel is None:
+        pytest.skip("the compiled kernel is not built here")
+    sample_notes = Path(str(resources.files("ragdesk.resources").joinpath("sample_notes")))
+    lib, _ = build_index(sample_notes, tmp_path / "idx", workers=1)
+    forward = lib.forward()
+    compiled = index_mod.derive_term_index(forward, Analyzer(config))
+    kernel, index_mod._kernel = index_mod._kernel, None
+    try:
+        product = index_mod.derive_term_index(forward, Analyzer(config))
+    finally:
+        index_mod._kernel = kernel
+    assert compiled.terms == product.terms and len(compiled.docs) > 300
+    for name in ("indptr", "docs", "tfs", "doc_len"):
+        got, want = getattr(compiled, name), getattr(product, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,7 @@ def test_ties_across_base_and_delta_rank_in_chunk_order(tmp_path: Path, monkeypa
     for name in ("stems", "combined"):
         assert [h.path for h in inc.search("banana", AnalyzerConfig(name), k=5).hits] == want
         assert len({h.score for h in inc.search("banana", AnalyzerConfig(name), k=5).hits}) == 1
-    monkeypatch.setattr(index_mod, "_topk", None)
+    monkeypatch.setattr(index_mod, "_kernel", None)
     assert [h.path for h in inc.search("banana", AnalyzerConfig("combined"), k=5).hits] == want
     assert [h.path for h in inc.search("banana", AnalyzerConfig("combined"), k=3).hits] == want[:3]
 

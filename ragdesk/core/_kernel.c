@@ -1,4 +1,8 @@
-/* Exact BM25 top k with MaxScore pruning: the compiled twin of index.search_top_k.
+/* Compiled kernels for index.py: the exact BM25 top k with MaxScore pruning (the twin of
+ * search_top_k_numpy), term frequency look-ups for explanations, and the term-major derivation
+ * of an analyzer's index from the word-level forward index (the twin of the scipy product).
+ *
+ * The top k:
  *
  * numpy spends most of a long query on temporaries (gather the norms, compute, gather the
  * accumulator, scatter it back); here each posting is one pass. The scores are the same floats
@@ -445,6 +449,115 @@ static PyObject *frequencies(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* One pass over the forward index (chunk by chunk). With `docs` NULL it counts the chunks each term
+   occurs in (into nnz); else it sums each chunk's term frequencies over its words (count x
+   multiplicity) in the scratch array `tf` and appends (chunk, tf) at fill[term]++. */
+static void walk_chunks(const int64_t *row_ptr, Py_ssize_t n_chunks, const int32_t *word_ids, const int32_t *counts,
+                        const int64_t *map_ptr, const int32_t *map_ids, const int32_t *map_mult, int32_t *tf,
+                        int32_t *seen, int64_t *nnz, int64_t *fill, int32_t *docs, int32_t *tfs) {
+    if (!docs) { /* counting: only whether a term occurs in the chunk matters; tf holds the last chunk + 1 */
+        for (Py_ssize_t c = 0; c < n_chunks; c++) {
+            int32_t stamp = (int32_t)c + 1;
+            for (int64_t j = row_ptr[c]; j < row_ptr[c + 1]; j++) {
+                int32_t w = word_ids[j];
+                for (int64_t m = map_ptr[w]; m < map_ptr[w + 1]; m++) {
+                    int32_t t = map_ids[m];
+                    nnz[t] += tf[t] != stamp;
+                    tf[t] = stamp;
+                }
+            }
+        }
+        return;
+    }
+    for (Py_ssize_t c = 0; c < n_chunks; c++) {
+        Py_ssize_t n_seen = 0;
+        for (int64_t j = row_ptr[c]; j < row_ptr[c + 1]; j++) {
+            int32_t w = word_ids[j], cnt = counts[j];
+            for (int64_t m = map_ptr[w]; m < map_ptr[w + 1]; m++) {
+                int32_t t = map_ids[m];
+                if (tf[t] == 0) seen[n_seen++] = t;
+                tf[t] += cnt * map_mult[m];
+            }
+        }
+        for (Py_ssize_t j = 0; j < n_seen; j++) {
+            int32_t t = seen[j];
+            int64_t at = fill[t]++;
+            docs[at] = (int32_t)c;
+            tfs[at] = tf[t];
+            tf[t] = 0;
+        }
+    }
+}
+
+/* postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs]):
+   the term-major index derived from the word-level forward index. Without docs/tfs it writes each
+   term's posting count into indptr (n_terms + 1, int64) as offsets; with them (sized indptr[-1])
+   it fills them: per term, chunks ascending, because chunks are walked in order. */
+static PyObject *postings_by_term(PyObject *self, PyObject *args) {
+    PyObject *objs[9] = {NULL};
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOOOO|OO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
+                          &objs[7], &objs[8]))
+        return NULL;
+    static const Py_ssize_t sizes[9] = {8, 4, 4, 8, 4, 4, 8, 4, 4};
+    static const char *names[9] = {"row_ptr", "word_ids", "counts", "map_ptr", "map_ids", "map_mult",
+                                   "indptr", "docs", "tfs"};
+    Py_buffer bufs[9];
+    int got = 0, n_bufs = objs[7] && objs[7] != Py_None ? 9 : 7;
+    for (; got < n_bufs; got++) {
+        int flags = got >= 6 ? PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE : PyBUF_C_CONTIGUOUS;
+        if (PyObject_GetBuffer(objs[got], &bufs[got], flags) < 0) break;
+        if (bufs[got].itemsize != sizes[got]) {
+            PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes", names[got], sizes[got]);
+            PyBuffer_Release(&bufs[got]);
+            break;
+        }
+    }
+    PyObject *out = NULL;
+    if (got == n_bufs) {
+        Py_ssize_t n_chunks = bufs[0].len / 8 - 1, n_words = bufs[3].len / 8 - 1, n_terms = bufs[6].len / 8 - 1;
+        const int64_t *row_ptr = bufs[0].buf, *map_ptr = bufs[3].buf;
+        int64_t *indptr = bufs[6].buf;
+        int ok = n_chunks >= 0 && n_words >= 0 && n_terms >= 0 &&
+                 (n_chunks == 0 || row_ptr[n_chunks] <= bufs[1].len / 4) && bufs[1].len == bufs[2].len &&
+                 (n_words == 0 || map_ptr[n_words] <= bufs[4].len / 4) && bufs[4].len == bufs[5].len;
+        const int32_t *word_ids = bufs[1].buf, *map_ids = bufs[4].buf;
+        for (Py_ssize_t j = 0; ok && j < bufs[1].len / 4; j++) ok = word_ids[j] >= 0 && word_ids[j] < n_words;
+        for (Py_ssize_t j = 0; ok && j < bufs[4].len / 4; j++) ok = map_ids[j] >= 0 && map_ids[j] < n_terms;
+        if (ok && n_bufs == 9)
+            ok = bufs[7].len / 4 == indptr[n_terms] && bufs[8].len == bufs[7].len;
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "inconsistent forward index, word map or output sizes");
+        } else {
+            int32_t *tf = calloc((size_t)(n_terms ? n_terms : 1), sizeof(int32_t));
+            int32_t *seen = malloc(sizeof(int32_t) * (size_t)(n_terms ? n_terms : 1));
+            int64_t *fill = n_bufs == 9 ? malloc(sizeof(int64_t) * (size_t)(n_terms ? n_terms : 1)) : NULL;
+            if (!tf || !seen || (n_bufs == 9 && !fill)) {
+                PyErr_NoMemory();
+            } else {
+                Py_BEGIN_ALLOW_THREADS
+                if (n_bufs == 9) {
+                    memcpy(fill, indptr, sizeof(int64_t) * (size_t)n_terms);
+                    walk_chunks(row_ptr, n_chunks, word_ids, bufs[2].buf, map_ptr, map_ids, bufs[5].buf, tf, seen,
+                                NULL, fill, bufs[7].buf, bufs[8].buf);
+                } else {
+                    memset(indptr, 0, sizeof(int64_t) * (size_t)(n_terms + 1));
+                    walk_chunks(row_ptr, n_chunks, word_ids, bufs[2].buf, map_ptr, map_ids, bufs[5].buf, tf, seen,
+                                indptr + 1, NULL, NULL, NULL);
+                    for (Py_ssize_t t = 0; t < n_terms; t++) indptr[t + 1] += indptr[t];
+                }
+                Py_END_ALLOW_THREADS
+                out = Py_NewRef(Py_None);
+            }
+            free(tf);
+            free(seen);
+            free(fill);
+        }
+    }
+    for (int j = 0; j < got; j++) PyBuffer_Release(&bufs[j]);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"top_k", top_k, METH_VARARGS,
      "top_k(terms, n_docs, k1, k, order=None) -> (chunk ids, scores), best first (ties by chunk id).\n"
@@ -452,10 +565,14 @@ static PyMethodDef methods[] = {
      "order: optional int32 per chunk; ties rank by it and it is what is returned (a renumbering)."},
     {"frequencies", frequencies, METH_VARARGS,
      "frequencies(postings, docs) -> bytes of int32, one row per (docs, tfs) pair: each doc's frequency or 0."},
+    {"postings_by_term", postings_by_term, METH_VARARGS,
+     "postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs]): count, "
+     "then fill, an analyzer's term-major postings from the word-level forward index."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_topk", "Compiled BM25 top k (see index.py).", -1,
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel",
+                                    "Compiled kernels: BM25 top k, frequencies, term-major derivation (see index.py).", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__topk(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
