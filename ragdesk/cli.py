@@ -433,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.command is None:
         return _run_gui(argv)
+    from .core.store import IndexDamaged
+
     try:
         return handlers[args.command](args)
     except CliError as exc:
@@ -440,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (FileNotFoundError, PermissionError) as exc:
         print(f"ragdesk: error: {exc}", file=sys.stderr)
+        return 2
+    except IndexDamaged as exc:
+        print(f"ragdesk: error: {exc}; rebuild it with: ragdesk index FOLDER --verify", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

@@ -658,6 +658,8 @@ class MainWindow(QMainWindow):
         self.results_shown.emit(result)
 
     def _on_search_failed(self, message: str) -> None:
+        if message.startswith("IndexDamaged"):
+            message += " — rebuild it with Help › About › Clear index cache"
         self.statusBar().showMessage(f"Search failed: {message}", 10000)
 
     # ---- selection and breakdown ---------------------------------------------------------------

@@ -249,7 +249,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     rest[nt] = 0.0; /* rest[i]: what terms i.. can still add at most */
     for (Py_ssize_t i = nt - 1; i >= 0; i--) rest[i] = rest[i + 1] + terms[i].bound;
     Py_ssize_t n_touched = 0, n_cand = 0;
-    int pruned = 0;
+    int pruned = 0, damaged = 0;
     double floor_ = 0.0;
 
     Py_BEGIN_ALLOW_THREADS
@@ -271,6 +271,10 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         }
         for (Py_ssize_t p = 0; p < t->n; p++) {
             int32_t d = t->docs[p];
+            if ((uint32_t)d >= (uint32_t)n_docs) { /* a damaged index must not write out of bounds */
+                damaged = 1;
+                break;
+            }
             double before = acc[d];
             double after = before + contribution(t, (double)t->tfs[p], kp1, d);
             touched[n_touched] = d; /* branch-free: kept only if this is the chunk's first match */
@@ -282,8 +286,9 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
                 if (n_hot == hot_cap) theta = shrink(acc, hot, &n_hot, k, flags, scratch);
             }
         }
+        if (damaged) break;
     }
-    if (pruned) {
+    if (pruned && !damaged) {
         /* Only chunks that can still reach the k-th score (found in chunk order, so ascending) get
            the remaining terms, each looked up for them; their growing sums raise the k-th score. */
         if (n_touched > n_docs / 8) { /* most chunks touched: one branch-free pass in chunk order */
@@ -311,11 +316,15 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
             }
         }
         double filtered_rest = rest[i], filtered_floor = floor_;
-        for (; i < nt && n_cand > 0; i++) {
+        for (; i < nt && n_cand > 0 && !damaged; i++) {
             const Term *t = &terms[i];
             if (t->n <= n_cand) { /* walk the postings, skipping non-candidates */
                 for (Py_ssize_t p = 0; p < t->n; p++) {
                     int32_t d = t->docs[p];
+                    if ((uint32_t)d >= (uint32_t)n_docs) {
+                        damaged = 1;
+                        break;
+                    }
                     if (flags[d] & CAND) acc[d] += contribution(t, (double)t->tfs[p], kp1, d);
                 }
             } else { /* walk the candidates, galloping through the postings */
@@ -377,7 +386,9 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
 
     PyObject *out = NULL;
     Py_buffer order_buf = {0};
-    if (order_obj == Py_None) {
+    if (damaged) {
+        PyErr_SetString(PyExc_ValueError, "a posting names a chunk that does not exist: the index is damaged");
+    } else if (order_obj == Py_None) {
         out = best_k(acc, touched, n_cand, k, NULL);
     } else if (get_buffer(order_obj, &order_buf, 4, "order") == 0) {
         if (order_buf.len / 4 < n_docs)

@@ -19,6 +19,7 @@ from scipy import sparse
 from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import contributions, idf_array, length_norms
+from .store import IndexDamaged
 
 try:  # compiled twins of the hot paths below (ragdesk/core/_kernel.c); absent without a C compiler
     from . import _kernel
@@ -221,9 +222,12 @@ PRUNE_MIN_POSTINGS = 2000
 
 def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The exact top k of `score_all`: compiled when the kernel is built, else with numpy."""
-    if _kernel is None or k <= 0 or not n_docs:
-        return search_top_k_numpy(terms, n_docs, k1, b, k)
-    return search_top_k_compiled(terms, n_docs, k1, b, k)
+    try:
+        if _kernel is None or k <= 0 or not n_docs:
+            return search_top_k_numpy(terms, n_docs, k1, b, k)
+        return search_top_k_compiled(terms, n_docs, k1, b, k)
+    except IndexError as exc:  # numpy met a posting beyond the last chunk (the kernel raises IndexDamaged)
+        raise IndexDamaged(f"a posting names a chunk that does not exist: the index is damaged ({exc})") from exc
 
 
 def search_top_k_compiled(
@@ -244,11 +248,14 @@ def search_top_k_compiled(
             docs, tfs = t.index.postings(t.term_id)
             norms = t.index.norms(k1, b)
         args.append((np.asarray(docs, np.int32), np.asarray(tfs, np.int32), norms, idf_t, t.weight, bound))
-    if merged:
-        order = merged[0].seg_to_merged
-        docs, scores = _kernel.top_k(args, len(order), k1, min(k, n_docs), order)
-    else:
-        docs, scores = _kernel.top_k(args, n_docs, k1, min(k, n_docs))
+    try:
+        if merged:
+            order = merged[0].seg_to_merged
+            docs, scores = _kernel.top_k(args, len(order), k1, min(k, n_docs), order)
+        else:
+            docs, scores = _kernel.top_k(args, n_docs, k1, min(k, n_docs))
+    except ValueError as exc:  # postings that do not fit the chunks: refuse rather than read out of bounds
+        raise IndexDamaged(str(exc)) from exc
     return np.array(docs, dtype=np.int64), np.array(scores, dtype=np.float64)
 
 

@@ -176,6 +176,27 @@ def test_pruned_top_k_with_many_leaders_or_k_above_n(n_docs: int, k: int, ties: 
     _assert_exhaustive_top_k(_random_refs(7, n_docs, 10, (1.0, 0.3), ties), n_docs, k)
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_postings_beyond_the_last_chunk_are_reported_not_read(compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damaged index (a chunk id past N, e.g. flipped bits in docs.npy) raises IndexDamaged,
+    never reads or writes out of bounds."""
+    import numpy as np
+
+    import ragdesk.core.index as index_mod
+    from ragdesk.core.index import QueryTermRef, TermIndex, search_top_k
+    from ragdesk.core.store import IndexDamaged
+
+    if compiled and index_mod._kernel is None:
+        pytest.skip("the compiled kernel is not built here")
+    if not compiled:
+        monkeypatch.setattr(index_mod, "_kernel", None)
+    docs = np.array([0, 2, 1, 5_000_000], np.int32)  # the second term's posting names chunk 5,000,000
+    ti = TermIndex(["a", "b"], np.array([0, 2, 4], np.int64), docs, np.ones(4, np.int32), np.full(3, 5, np.int32))
+    ti.seed_bounds(1.2, 0.75, np.array([1.0, 1.0]))  # as stored with an index: the kernel meets the bad posting
+    with pytest.raises(IndexDamaged, match="damaged"):
+        search_top_k([QueryTermRef(ti, 0), QueryTermRef(ti, 1)], 3, 1.2, 0.75, 2)
+
+
 def test_compiled_kernel_is_built_where_required() -> None:
     """CI sets RAGDESK_REQUIRE_KERNEL: there the compiled top k must be in use, not the fallback."""
     import os
