@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self.pinned: Hit | None = None
         self.prompt: Prompt | None = None
         self._pending_build: BuildRequest | None = None
+        self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self.watcher = FolderWatcher(self)
         self.watcher.folder_changed.connect(self._on_folder_changed)
         self.setWindowTitle("ragdesk")
@@ -476,8 +477,11 @@ class MainWindow(QMainWindow):
             self.search_field.setText(WELCOME_QUERY)
         self.refresh()
 
-    def refresh(self) -> None:
-        """Re-read new and changed notes in the worker; the current index stays searchable meanwhile."""
+    def refresh(self, verify: bool = False) -> None:
+        """Re-read new and changed notes in the worker; the current index stays searchable meanwhile.
+
+        With `verify`, the stored index's checksums are checked first and a damaged one is rebuilt.
+        """
         if self.folder is None:
             return
         request = BuildRequest(
@@ -487,6 +491,7 @@ class MainWindow(QMainWindow):
             self.current_analyzer(),
             embedder=self.settings.embedder if self.mode_combo.currentText() != "bm25" else None,
             showing=self.library if self.library is not None and self.library.folder == Path(self.folder) else None,
+            verify=verify,
         )
         if self.engine.building:
             self._pending_build = request
@@ -658,8 +663,13 @@ class MainWindow(QMainWindow):
         self.results_shown.emit(result)
 
     def _on_search_failed(self, message: str) -> None:
-        if message.startswith("IndexDamaged"):
-            message += " — rebuild it with Help › About › Clear index cache"
+        generation = self.library.generation if self.library is not None else None
+        if message.startswith("IndexDamaged") and generation != self._verified_generation:
+            # e.g. an index file altered on disk: check every file and rebuild (once per generation)
+            self._verified_generation = generation
+            self.statusBar().showMessage(f"The index is damaged ({message}); rebuilding it…", 10000)
+            self.refresh(verify=True)
+            return
         self.statusBar().showMessage(f"Search failed: {message}", 10000)
 
     # ---- selection and breakdown ---------------------------------------------------------------

@@ -32,6 +32,7 @@ class BuildRequest:
     analyzer: AnalyzerConfig
     embedder: str | None = None  # also compute embeddings with this model (dense and hybrid modes)
     showing: Library | None = None  # the index the window shows now (not mapped again; its base is shared)
+    verify: bool = False  # check the stored files' checksums first (a search found the index damaged)
 
 
 @dataclass
@@ -81,6 +82,7 @@ class BuildWorker(QObject):
                 queue,
                 child_cancel,
                 request.embedder,
+                request.verify,
             ),
             name="ragdesk-build",
         )
@@ -219,7 +221,10 @@ class SearchWorker(QObject):
             if request.serial < self.latest_serial:
                 return
             config = request.analyzer.with_name(name)
-            ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
+            try:
+                ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
+            except IndexDamaged:  # the search reports it and has the index checked and rebuilt
+                return
         self.ranks_found.emit(request.serial, chunk_id, ranks)
 
 

@@ -208,11 +208,17 @@ def _add(acc: np.ndarray, t: QueryTermRef, idf_t: float, k1: float, b: float) ->
     acc[docs] += t.weight * contributions(idf_t, tfs.astype(np.float64), t.index.norms(k1, b)[docs], k1)
 
 
+_DAMAGED = "a posting names a chunk that does not exist: the index is damaged"
+
+
 def score_all(terms: list[QueryTermRef], n_docs: int, k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
     """Weighted BM25 scores of every chunk matching any term: (chunk ids ascending, scores)."""
     acc = np.zeros(n_docs)
-    for t, idf_t, _ in _ordered(terms, k1, b):
-        _add(acc, t, idf_t, k1, b)
+    try:
+        for t, idf_t, _ in _ordered(terms, k1, b):
+            _add(acc, t, idf_t, k1, b)
+    except IndexError as exc:
+        raise IndexDamaged(f"{_DAMAGED} ({exc})") from exc
     hit = np.flatnonzero(acc > 0)  # every contribution is > 0, so matching chunks are exactly the non-zeros
     return hit, acc[hit]
 
@@ -227,7 +233,7 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
             return search_top_k_numpy(terms, n_docs, k1, b, k)
         return search_top_k_compiled(terms, n_docs, k1, b, k)
     except IndexError as exc:  # numpy met a posting beyond the last chunk (the kernel raises IndexDamaged)
-        raise IndexDamaged(f"a posting names a chunk that does not exist: the index is damaged ({exc})") from exc
+        raise IndexDamaged(f"{_DAMAGED} ({exc})") from exc
 
 
 def search_top_k_compiled(

@@ -35,10 +35,12 @@ def build_job(
     queue: Any,
     cancel: Any,
     embedder_spec: str | None = None,
+    verify: bool = False,
 ) -> None:
     """Child-process entry point: build or refresh `folder`'s index, reporting on `queue`.
 
     With `embedder_spec` (see core.dense.load_embedder), the chunks' embeddings are computed too.
+    With `verify`, every stored file's checksum is checked first; a damaged index is rebuilt in full.
     """
     last = 0.0
 
@@ -55,7 +57,7 @@ def build_job(
         previous = None
         previous_rows = None
         try:
-            previous = Library.open(folder, index_dir)
+            previous = Library.open(folder, index_dir, verify=verify)
             if previous.settings == settings:
                 previous.warm(analyzer)
                 queue.put(("opened",))
@@ -65,7 +67,13 @@ def build_job(
             if "no index yet" not in str(exc):
                 damaged = str(exc)
         library, report = build_index(
-            folder, index_dir, settings, progress=progress, cancelled=cancel.is_set, previous=previous
+            folder,
+            index_dir,
+            settings,
+            progress=progress,
+            cancelled=cancel.is_set,
+            previous=previous,
+            reuse_stored=damaged is None,
         )
         library.warm(analyzer)
         if embedder is not None:  # embeddings for dense and hybrid search, here rather than in the window's process

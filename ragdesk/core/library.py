@@ -242,6 +242,9 @@ class Library:
     ) -> Library:
         manifest = store.read_manifest(gen)
         store.check_files(gen, manifest["files"], verify_crc=verify)
+        if verify:  # the derived analyzer indexes too: a search reads them, not the files above
+            for sub in sorted(gen.glob("terms-*")):
+                store.check_files(sub, store.read_manifest(sub).get("files", {}), verify_crc=True)
         try:
             if "base" not in manifest:
                 return cls(folder, root, gen, manifest)
@@ -922,8 +925,11 @@ def build_index(
     cancelled: CancelFn | None = None,
     workers: int | None = None,
     previous: Library | None = None,
+    reuse_stored: bool = True,
 ) -> tuple[Library, BuildReport]:
     """Build or refresh the index of `folder`, re-reading only new and changed notes.
+
+    `reuse_stored=False` ignores the stored index (a full build), e.g. after it was found damaged.
 
     The result is exactly what a full rebuild gives (same chunks, N, avgdl, n_t, scores).
     On cancel or failure nothing is published and the previous index stays current.
@@ -932,7 +938,7 @@ def build_index(
     settings = settings or IndexSettings()
     folder_path = Path(folder).resolve()
     root = store.index_dir_for(folder_path, index_dir)
-    if previous is None:
+    if previous is None and reuse_stored:
         try:
             previous = Library.open(folder_path, index_dir)
         except store.IndexDamaged:

@@ -194,6 +194,26 @@ def test_settings_persist(make_window, notes: Path, qtbot) -> None:  # type: ign
     assert w2.settings.recent_folders == [str(notes.resolve())]
 
 
+def test_index_damaged_on_disk_is_found_by_a_search_and_rebuilt(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Bytes of a postings file changed in place (same size, so opening does not notice): the next
+    search finds chunk ids that do not exist, and the window checks every file and rebuilds."""
+    import numpy as np
+
+    assert search(qtbot, window, "rebase").hits
+    damaged_generation = window.library.generation
+    docs_file = next(damaged_generation.glob("terms-stems*/docs.npy"))  # combined reads stems and trigrams
+    postings = np.load(docs_file, mmap_mode="r+")
+    postings[:] = 2**31 - 1
+    postings.flush()
+    del postings
+    with qtbot.waitSignal(window.library_loaded, timeout=30000):
+        window.search_field.clear()
+        qtbot.keyClicks(window.search_field, "rebase history")
+    assert window.library.generation != damaged_generation
+    assert "was damaged" in window.statusBar().currentMessage()
+    assert search(qtbot, window, "rebase").hits[0].path == "git.md"
+
+
 def test_chunking_settings_round_trip_through_dialog_and_storage(tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     """The dialog edits min_fill and context; both survive storage (context used to be dropped on reading)."""
     from PySide6.QtWidgets import QDoubleSpinBox

@@ -129,3 +129,27 @@ def test_module_entry_point_version() -> None:
     from ragdesk.core.index import ranking_kernel
 
     assert out.stdout.strip().endswith(f"(ranking: {ranking_kernel()})")
+
+
+def test_damaged_postings_give_one_error_line_and_verify_rebuilds(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A derived index altered in place (same size): search says so in one line and exits 2;
+    `index --verify` checks every file, the derived ones included, and rebuilds."""
+    import numpy as np
+
+    index_dir = tmp_path / "i"
+    assert run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir))[0] == 0
+    docs_file = next(index_dir.rglob("terms-stems*/docs.npy"))
+    postings = np.load(docs_file, mmap_mode="r+")
+    postings[:] = 2**31 - 1
+    postings.flush()
+    del postings
+    code, out, err = run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir))
+    assert code == 2 and err.count("\n") == 1 and "damaged" in err and "--verify" in err
+    code, out, _ = run(capsys, "index", str(folder), "--index-dir", str(index_dir), "--json")
+    assert code == 0
+    code, out, _ = run(capsys, "index", str(folder), "--index-dir", str(index_dir), "--verify", "--json")
+    assert code == 0 and json.loads(out)["rebuilt"] is True
+    code, out, _ = run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir), "--json")
+    assert code == 0 and json.loads(out)["hits"][0]["path"] == "git.md"
