@@ -270,7 +270,7 @@ def search_top_k_numpy(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The exact top k of `score_all`, touching far fewer postings (MaxScore-style pruning).
 
-    Terms are added best upper bound first. Once the k-th best partial score exceeds what all
+    Terms are added in `_ordered`'s order. Once the k-th best partial score exceeds what all
     remaining terms could still add, no untouched chunk can reach the top k: the remaining
     terms are only looked up for the chunks that still can (binary search in their postings).
     Additions happen in the same order as in `score_all`, so the scores are the same floats.
@@ -470,6 +470,7 @@ class MergedTermIndex(_Scored):
         live = np.flatnonzero(self.seg_to_merged >= 0)
         self.merged_to_seg[self.seg_to_merged[live]] = live
         self._seg_postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._dfs: dict[int, int] = {}
         self._seg_norm_cache: tuple[float, float, np.ndarray] | None = None
 
     @property
@@ -549,9 +550,20 @@ class MergedTermIndex(_Scored):
         return _frequency_matrix([self.segment_postings(t) for t in term_ids], self.merged_to_seg[docs])
 
     def df(self, term_id: int) -> int:
-        if term_id < len(self.base.terms) and term_id not in self.dead_terms and self._delta_id(term_id) is None:
-            return self.base.df(term_id)
-        return len(self.postings(term_id)[0])
+        in_base = term_id < len(self.base.terms)
+        if in_base and term_id not in self.dead_terms and self._delta_id(term_id) is None:
+            return self.base.df(term_id)  # most terms: untouched by the refresh
+        cached = self._dfs.get(term_id)
+        if cached is None:  # the base's live postings plus the delta's, without merging them
+            cached = 0
+            if in_base and term_id in self.dead_terms:
+                cached = int(np.count_nonzero(self.base_remap[self.base.postings(term_id)[0]] >= 0))
+            elif in_base:
+                cached = self.base.df(term_id)
+            did = self._delta_id(term_id)
+            cached += self.delta.df(did) if did is not None else 0
+            self._dfs[term_id] = cached
+        return cached
 
     def dfs(self, term_ids: np.ndarray) -> np.ndarray:
         return np.array([self.df(t) for t in term_ids.tolist()], dtype=np.int64)
