@@ -142,6 +142,45 @@ def test_incremental_equals_full_rebuild(tmp_path: Path, monkeypatch: pytest.Mon
             )
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """After random edits, deletes and adds (a delta segment), the kernel ranking in the segments'
+    numbering and the numpy ranking in the merged numbering give the same chunks and floats."""
+    import ragdesk.core.index as index_mod
+
+    if index_mod._kernel is None:
+        pytest.skip("the compiled kernel is not built here")
+    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    rng = random.Random(seed)
+    vocab = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda indukce indukci".split()
+
+    def text() -> str:
+        return "# T\n\n" + " ".join(rng.choices(vocab, k=rng.randint(3, 200)))
+
+    folder = write_notes(tmp_path / "notes", {f"n{i:03d}.md": text() for i in range(80)})
+    build_index(folder, tmp_path / "idx", workers=1)
+    notes = sorted(folder.glob("*.md"))
+    for f in rng.sample(notes, 10):
+        f.write_text(text(), encoding="utf-8")
+        os.utime(f, ns=(f.stat().st_mtime_ns + 10**9,) * 2)
+    for f in rng.sample([n for n in notes if n.exists()], 5):
+        f.unlink()
+    write_notes(folder, {f"m{i}.md": text() for i in range(6)})
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert lib.delta is not None
+    for name in ("stems", "trigrams", "combined"):
+        config = AnalyzerConfig(name)
+        for _ in range(10):
+            query = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
+            refs = lib._refs(lib._prepare(query, config))
+            for k in (1, 5, 40):
+                got = index_mod.search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
+                want = index_mod.search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
+                assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), (name, query, k)
+
+
 def test_ties_across_base_and_delta_rank_in_chunk_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Equal scores rank by the merged chunk order even when base and delta chunks interleave,
     whichever top-k implementation runs (the compiled one ranks in the segments' numbering)."""
