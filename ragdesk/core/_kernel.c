@@ -465,7 +465,8 @@ static PyObject *frequencies(PyObject *self, PyObject *args) {
    multiplicity) in the scratch array `tf` and appends (chunk, tf) at fill[term]++. */
 static void walk_chunks(const int64_t *row_ptr, Py_ssize_t n_chunks, const int32_t *word_ids, const int32_t *counts,
                         const int64_t *map_ptr, const int32_t *map_ids, const int32_t *map_mult, int32_t *tf,
-                        int32_t *seen, int64_t *nnz, int64_t *fill, int32_t *docs, int32_t *tfs) {
+                        int32_t *seen, int64_t *nnz, int64_t *fill, int32_t *docs, int32_t *tfs, const double *norms,
+                        double kp1, double *bounds) {
     if (!docs) { /* counting: only whether a term occurs in the chunk matters; tf holds the last chunk + 1 */
         for (Py_ssize_t c = 0; c < n_chunks; c++) {
             int32_t stamp = (int32_t)c + 1;
@@ -495,28 +496,35 @@ static void walk_chunks(const int64_t *row_ptr, Py_ssize_t n_chunks, const int32
             int64_t at = fill[t]++;
             docs[at] = (int32_t)c;
             tfs[at] = tf[t];
+            if (bounds) { /* numpy's max_tf_weights: f * (k1 + 1) / (f + norm), the largest per term */
+                double f = (double)tf[t], w = f * kp1;
+                w = w / (f + norms[c]);
+                if (w > bounds[t]) bounds[t] = w;
+            }
             tf[t] = 0;
         }
     }
 }
 
-/* postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs]):
-   the term-major index derived from the word-level forward index. Without docs/tfs it writes each
-   term's posting count into indptr (n_terms + 1, int64) as offsets; with them (sized indptr[-1])
-   it fills them: per term, chunks ascending, because chunks are walked in order. */
+/* postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs[, norms,
+   bounds, k1]]): the term-major index derived from the word-level forward index. Without docs/tfs it
+   writes each term's posting count into indptr (n_terms + 1, int64) as offsets; with them (sized
+   indptr[-1]) it fills them: per term, chunks ascending, because chunks are walked in order. With
+   norms (per chunk) and bounds (per term, zeroed) it also records each term's largest tf weight. */
 static PyObject *postings_by_term(PyObject *self, PyObject *args) {
-    PyObject *objs[9] = {NULL};
+    PyObject *objs[11] = {NULL};
+    double k1 = 0.0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOOOO|OO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7], &objs[8]))
+    if (!PyArg_ParseTuple(args, "OOOOOOO|OOOOd", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6], &objs[7], &objs[8], &objs[9], &objs[10], &k1))
         return NULL;
-    static const Py_ssize_t sizes[9] = {8, 4, 4, 8, 4, 4, 8, 4, 4};
-    static const char *names[9] = {"row_ptr", "word_ids", "counts", "map_ptr", "map_ids", "map_mult",
-                                   "indptr", "docs", "tfs"};
-    Py_buffer bufs[9];
-    int got = 0, n_bufs = objs[7] && objs[7] != Py_None ? 9 : 7;
+    static const Py_ssize_t sizes[11] = {8, 4, 4, 8, 4, 4, 8, 4, 4, 8, 8};
+    static const char *names[11] = {"row_ptr", "word_ids", "counts", "map_ptr", "map_ids", "map_mult",
+                                    "indptr", "docs", "tfs", "norms", "bounds"};
+    Py_buffer bufs[11];
+    int got = 0, n_bufs = objs[7] && objs[7] != Py_None ? (objs[9] && objs[9] != Py_None ? 11 : 9) : 7;
     for (; got < n_bufs; got++) {
-        int flags = got >= 6 ? PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE : PyBUF_C_CONTIGUOUS;
+        int flags = got >= 6 && got != 9 ? PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE : PyBUF_C_CONTIGUOUS;
         if (PyObject_GetBuffer(objs[got], &bufs[got], flags) < 0) break;
         if (bufs[got].itemsize != sizes[got]) {
             PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes", names[got], sizes[got]);
@@ -535,26 +543,28 @@ static PyObject *postings_by_term(PyObject *self, PyObject *args) {
         const int32_t *word_ids = bufs[1].buf, *map_ids = bufs[4].buf;
         for (Py_ssize_t j = 0; ok && j < bufs[1].len / 4; j++) ok = word_ids[j] >= 0 && word_ids[j] < n_words;
         for (Py_ssize_t j = 0; ok && j < bufs[4].len / 4; j++) ok = map_ids[j] >= 0 && map_ids[j] < n_terms;
-        if (ok && n_bufs == 9)
+        if (ok && n_bufs >= 9)
             ok = bufs[7].len / 4 == indptr[n_terms] && bufs[8].len == bufs[7].len;
+        if (ok && n_bufs == 11) ok = bufs[9].len / 8 == n_chunks && bufs[10].len / 8 == n_terms;
         if (!ok) {
             PyErr_SetString(PyExc_ValueError, "inconsistent forward index, word map or output sizes");
         } else {
             int32_t *tf = calloc((size_t)(n_terms ? n_terms : 1), sizeof(int32_t));
             int32_t *seen = malloc(sizeof(int32_t) * (size_t)(n_terms ? n_terms : 1));
-            int64_t *fill = n_bufs == 9 ? malloc(sizeof(int64_t) * (size_t)(n_terms ? n_terms : 1)) : NULL;
-            if (!tf || !seen || (n_bufs == 9 && !fill)) {
+            int64_t *fill = n_bufs >= 9 ? malloc(sizeof(int64_t) * (size_t)(n_terms ? n_terms : 1)) : NULL;
+            if (!tf || !seen || (n_bufs >= 9 && !fill)) {
                 PyErr_NoMemory();
             } else {
                 Py_BEGIN_ALLOW_THREADS
-                if (n_bufs == 9) {
+                if (n_bufs >= 9) {
                     memcpy(fill, indptr, sizeof(int64_t) * (size_t)n_terms);
                     walk_chunks(row_ptr, n_chunks, word_ids, bufs[2].buf, map_ptr, map_ids, bufs[5].buf, tf, seen,
-                                NULL, fill, bufs[7].buf, bufs[8].buf);
+                                NULL, fill, bufs[7].buf, bufs[8].buf, n_bufs == 11 ? bufs[9].buf : NULL, k1 + 1.0,
+                                n_bufs == 11 ? bufs[10].buf : NULL);
                 } else {
                     memset(indptr, 0, sizeof(int64_t) * (size_t)(n_terms + 1));
                     walk_chunks(row_ptr, n_chunks, word_ids, bufs[2].buf, map_ptr, map_ids, bufs[5].buf, tf, seen,
-                                indptr + 1, NULL, NULL, NULL);
+                                indptr + 1, NULL, NULL, NULL, NULL, 0.0, NULL);
                     for (Py_ssize_t t = 0; t < n_terms; t++) indptr[t + 1] += indptr[t];
                 }
                 Py_END_ALLOW_THREADS
@@ -577,8 +587,8 @@ static PyMethodDef methods[] = {
     {"frequencies", frequencies, METH_VARARGS,
      "frequencies(postings, docs) -> bytes of int32, one row per (docs, tfs) pair: each doc's frequency or 0."},
     {"postings_by_term", postings_by_term, METH_VARARGS,
-     "postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs]): count, "
-     "then fill, an analyzer's term-major postings from the word-level forward index."},
+     "postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs[, norms, bounds, "
+     "k1]]): count, then fill, an analyzer's term-major postings from the word-level forward index."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,19 +12,23 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy import sparse
 
 from .analyzers import Analyzer
 from .arrays import ranges
-from .bm25 import contributions, idf_array, length_norms
+from .bm25 import DEFAULT_B, DEFAULT_K1, contributions, idf_array, length_norms
 from .store import IndexDamaged
 
 try:  # compiled twins of the hot paths below (ragdesk/core/_kernel.c); absent without a C compiler
     from . import _kernel
 except ImportError:  # pragma: no cover - depends on the install
     _kernel = None
+
+
+BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
 
 
 def ranking_kernel() -> str:
@@ -137,8 +141,7 @@ class TermIndex(_Scored):
                 w = f * (k1 + 1.0) / (f + norms[self.docs[p0:p1]])
                 out[terms] = np.maximum.reduceat(w, starts[terms] - p0)
                 lo = hi
-            # A hair of headroom so float rounding in a sum can never make the bound too tight.
-            cached = (k1, b, out * (1.0 + 1e-9))
+            cached = (k1, b, out * BOUND_HEADROOM)
             self._bound_cache = cached
         return cached[2]
 
@@ -398,14 +401,16 @@ def _segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     return cum[ptr[1:]] - cum[ptr[:-1]]
 
 
-def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
+def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path | None = None) -> TermIndex:
     """Build one analyzer's term-major index from the word-level forward index.
 
     Per term, the chunks containing any of its words, with the summed counts x multiplicities.
     For analyzers that make several terms of a word, the compiled kernel walks the chunks twice
     (count, then fill: chunk ids come out ascending, nothing to sort); otherwise scipy takes the
     sparse product (terms x words) @ (words x chunks) term-major and sorts each row, which is as
-    fast when each word is one term. Both give the same arrays (tested).
+    fast when each word is one term. Both give the same arrays (tested). The kernel also records
+    the score bounds for the default k1 and b as it goes, and with `out_dir` it writes the postings
+    straight into docs.npy and tfs.npy there (memory-mapped) instead of copying them out later.
     """
     terms, mptr, mids, mmult = build_word_map(forward.vocab, analyzer)
     n, v = forward.n_chunks, len(forward.vocab)
@@ -417,9 +422,17 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer) -> TermIndex:
         indptr = np.zeros(len(terms) + 1, np.int64)
         args = (row_ptr, word_ids, counts, mptr.astype(np.int64), mids.astype(np.int32), mmult.astype(np.int32))
         _kernel.postings_by_term(*args, indptr)
-        docs, tfs = np.empty(int(indptr[-1]), np.int32), np.empty(int(indptr[-1]), np.int32)
-        _kernel.postings_by_term(*args, indptr, docs, tfs)
-        return TermIndex(terms, indptr, docs, tfs, doc_len.astype(np.int32))
+        nnz = int(indptr[-1])
+        if out_dir is not None:  # the files being published: no copy of the postings later
+            docs = np.lib.format.open_memmap(out_dir / "docs.npy", "w+", np.int32, (nnz,))
+            tfs = np.lib.format.open_memmap(out_dir / "tfs.npy", "w+", np.int32, (nnz,))
+        else:
+            docs, tfs = np.empty(nnz, np.int32), np.empty(nnz, np.int32)
+        ti = TermIndex(terms, indptr, docs, tfs, doc_len.astype(np.int32))
+        bounds = np.zeros(len(terms))
+        _kernel.postings_by_term(*args, indptr, docs, tfs, ti.norms(DEFAULT_K1, DEFAULT_B), bounds, DEFAULT_K1)
+        ti.seed_bounds(DEFAULT_K1, DEFAULT_B, bounds * BOUND_HEADROOM)
+        return ti
     chunk_words = sparse.csr_matrix((counts, word_ids, row_ptr), shape=(n, v))
     word_map = sparse.csr_matrix((mmult, mids, mptr), shape=(v, len(terms)))
     by_term = word_map.T.tocsr() @ chunk_words.T.tocsr()

@@ -808,24 +808,38 @@ def _publish_term_index(generation: Path, key: str, ti: TermIndex) -> None:
 
 
 def _derive_and_publish(generation: str, config: AnalyzerConfig) -> None:
-    """Worker process: derive one analyzer's index from the stored forward index and publish it."""
+    """Worker process: derive one analyzer's index from the stored forward index and publish it
+    (the compiled derivation writes its postings straight into the files being published)."""
     gen = Path(generation)
-    _publish_term_index(gen, config.key, derive_term_index(_load_forward(gen), Analyzer(config)))
+    forward = _load_forward(gen)
+
+    def write(folder: Path) -> None:
+        ti = derive_term_index(forward, Analyzer(config), out_dir=folder)
+        _save_term_index(folder, ti)
+        del ti  # unmap its files before the folder is renamed into place
+
+    try:
+        store.publish_subdir(gen, f"terms-{config.key}", write)
+    except OSError:
+        pass  # the window's process derives it instead
 
 
 def _save_term_index(folder: Path, ti: TermIndex) -> None:
+    arrays = {
+        "indptr": ti.indptr,
+        "docs": ti.docs,
+        "tfs": ti.tfs,
+        "doc_len": ti.doc_len,
+        # score bounds for the default k1 and b, so a reopened index prunes from the first query
+        "bounds": ti.max_tf_weights(DEFAULT_K1, DEFAULT_B),
+    }
+    in_place = {name for name in arrays if (folder / f"{name}.npy").exists()}  # written by the derivation
     files = store.write_arrays(
         folder,
-        {
-            "indptr": ti.indptr,
-            "docs": ti.docs,
-            "tfs": ti.tfs,
-            "doc_len": ti.doc_len,
-            # score bounds for the default k1 and b, so a reopened index prunes from the first query
-            "bounds": ti.max_tf_weights(DEFAULT_K1, DEFAULT_B),
-        },
+        {name: arr for name, arr in arrays.items() if name not in in_place},
         {"terms": "\n".join(ti.terms).encode("utf-8")},
     )
+    files.update({f"{name}.npy": store.file_info(folder / f"{name}.npy") for name in in_place})
     store.write_json(folder / store.MANIFEST, {"format": store.FORMAT_VERSION, "files": files})
 
 

@@ -52,13 +52,18 @@ def _crc(path: Path) -> int:
     return crc
 
 
+def file_info(path: Path) -> dict[str, int]:
+    """A written file's size and CRC, as the manifest records them."""
+    return {"size": path.stat().st_size, "crc32": _crc(path)}
+
+
 def write_arrays(folder: Path, arrays: dict[str, np.ndarray], blobs: dict[str, bytes]) -> dict[str, dict[str, int]]:
     """Write arrays and blobs into `folder`; returns their sizes and CRCs for the manifest."""
     files: dict[str, dict[str, int]] = {}
     for name, arr in arrays.items():
         path = folder / f"{name}.npy"
         np.save(path, np.ascontiguousarray(arr), allow_pickle=False)
-        files[path.name] = {"size": path.stat().st_size, "crc32": _crc(path)}
+        files[path.name] = file_info(path)
     for name, data in blobs.items():
         files[f"{name}.blob"] = write_blob(folder / f"{name}.blob", data)
     return files

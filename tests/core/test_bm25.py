@@ -240,6 +240,9 @@ def test_compiled_derivation_equals_the_sparse_product(config: AnalyzerConfig, t
     for name in ("indptr", "docs", "tfs", "doc_len"):
         got, want = getattr(compiled, name), getattr(product, name)
         assert got.dtype == want.dtype and np.array_equal(got, want), name
+    # The kernel records the default k1/b score bounds as it fills: numpy's max_tf_weights, bit for bit.
+    assert compiled._bound_cache is not None and product._bound_cache is None
+    assert compiled.max_tf_weights(1.2, 0.75).tolist() == product.max_tf_weights(1.2, 0.75).tolist()
 
 
 @pytest.mark.parametrize(

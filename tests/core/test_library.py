@@ -181,6 +181,24 @@ def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
                 assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), (name, query, k)
 
 
+def test_worker_derivation_publishes_what_the_window_would_derive(lib: Library, tmp_path: Path) -> None:
+    """The worker path (postings written straight into the published files, bounds from the
+    kernel) stores exactly the index derived in memory, with a manifest whose checksums hold."""
+    import shutil
+
+    cfg = AnalyzerConfig("trigrams")
+    in_memory = lib.term_index(cfg)
+    shutil.rmtree(lib.generation / f"terms-{cfg.key}")
+    library_mod._derive_and_publish(str(lib.generation), cfg)
+    assert not list(lib.generation.glob(".tmp-*"))
+    reopened = Library.open(tmp_path / "notes", tmp_path / "idx", verify=True)  # checks every CRC
+    stored = reopened.term_index(cfg)
+    assert stored.terms == in_memory.terms
+    for name in ("indptr", "docs", "tfs", "doc_len"):
+        assert np.array_equal(getattr(stored, name), getattr(in_memory, name)), name
+    assert stored.max_tf_weights(1.2, 0.75).tolist() == in_memory.max_tf_weights(1.2, 0.75).tolist()
+
+
 def test_ties_across_base_and_delta_rank_in_chunk_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Equal scores rank by the merged chunk order even when base and delta chunks interleave,
     whichever top-k implementation runs (the compiled one ranks in the segments' numbering)."""
