@@ -1,12 +1,13 @@
-"""ragdesk against tantivy on query time alone, in one process, in alternating rounds.
+"""ragdesk against tantivy, build and query time, in one process, in alternating rounds.
 
 bench_engines.py times each engine in its own process, minutes apart; on a machine whose speed
 drifts (this one: the same queries 1.6-3.2 ms p50 in runs minutes apart) the ratio between
-engines drifts with it. Here both indexes are built first, then the same queries run in rounds
-that alternate between the engines, so both see the same machine. Each query's time is the best
-of its rounds; the table shows p50/p95 of those, and the ratio.
+engines drifts with it. Here the engines take turns: full builds first (ragdesk, tantivy,
+ragdesk, ... each from scratch; ragdesk's includes deriving the default analyzer's indexes,
+tantivy's includes cutting the notes into windows), then the same queries in alternating
+rounds. Each query's time is the best of its rounds; builds report their fastest and median.
 
-    python tests/benchmarks/bench_query_ab.py [--corpus til|scale] [--rounds 5]
+    python tests/benchmarks/bench_ab.py [--corpus til|scale] [--rounds 5] [--builds 3]
 
 Needs the bench extra (tantivy): pip install -e ".[bench]".
 """
@@ -21,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench_engines import CORPORA, N_CLAIMS, WORD, percentile, queries, windows
 
@@ -46,6 +48,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", choices=tuple(CORPORA), default="scale")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--builds", type=int, default=3)
     args = ap.parse_args()
     folder, exts = CORPORA[args.corpus]
     if not folder.is_dir():
@@ -59,21 +62,38 @@ def main() -> int:
     from ragdesk.core.loader import LoadOptions
 
     qs = queries()
+    config = AnalyzerConfig()
     tmp = Path(tempfile.mkdtemp(prefix="ragdesk-ab-"))
-    try:
-        lib, _ = build_index(folder, tmp / "ragdesk", IndexSettings(LoadOptions(extensions=exts)))
-        config = AnalyzerConfig()
+
+    def build_ragdesk(where: Path) -> Any:
+        lib, _ = build_index(folder, where, IndexSettings(LoadOptions(extensions=exts)))
         lib.warm(config)
+        return lib
+
+    def build_tantivy(where: Path) -> Any:
         sb = tantivy.SchemaBuilder()
         sb.add_text_field("body", stored=False)
-        (tmp / "tantivy").mkdir()
-        index = tantivy.Index(sb.build(), path=str(tmp / "tantivy"))
+        where.mkdir()
+        index = tantivy.Index(sb.build(), path=str(where))
         writer = index.writer(heap_size=200_000_000, num_threads=1)
         for text in windows(folder, exts):
             writer.add_document(tantivy.Document(body=text))
         writer.commit()
         writer.wait_merging_threads()
         index.reload()
+        return index
+
+    build_s: dict[str, list[float]] = {"ragdesk": [], "tantivy": []}
+    try:
+        for r in range(max(args.builds, 1)):
+            for name, fn in (("ragdesk", build_ragdesk), ("tantivy", build_tantivy))[:: 1 if r % 2 == 0 else -1]:
+                t0 = time.perf_counter()
+                built = fn(tmp / f"{name}-{r}")
+                build_s[name].append(time.perf_counter() - t0)
+                if name == "ragdesk":
+                    lib = built
+                else:
+                    index = built
         searcher = index.searcher()
 
         def tantivy_query(q: str, explain: bool) -> object:
@@ -99,6 +119,10 @@ def main() -> int:
         f"{args.corpus}: {n_chunks} ragdesk chunks; {len(qs)} queries, best of {args.rounds} alternating rounds; "
         f"ragdesk ranking: {ranking_kernel()}\n"
     )
+    print("| engine | full build s, fastest (median) |\n|---|---:|")
+    for name, ts in build_s.items():
+        print(f"| {name} | {min(ts):.1f} ({statistics.median(ts):.1f}) |")
+    print(f"\nratio ragdesk / tantivy, fastest build: {min(build_s['ragdesk']) / min(build_s['tantivy']):.2f}x\n")
     print("| engine | p50 ms | p95 ms | claims p50 ms | titles p50 ms |")
     print("|---|---:|---:|---:|---:|")
     for name, ts in best.items():
