@@ -50,6 +50,14 @@ class ForwardIndex:
         return len(self.row_ptr) - 1
 
 
+def _lookup(pdocs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of `keys` would sit in one term's (non-empty, ascending) postings, and whether it
+    is there. The keys take the postings' dtype, so the postings are never cast as a whole."""
+    keys = keys.astype(pdocs.dtype, copy=False)
+    pos = np.minimum(np.searchsorted(pdocs, keys), len(pdocs) - 1)
+    return pos, pdocs[pos] == keys
+
+
 def _frequency_matrix(postings: list[tuple[np.ndarray, np.ndarray]], docs: np.ndarray) -> np.ndarray:
     """Frequencies of `docs` (columns) in each term's postings (rows; ascending ids), 0 where absent."""
     if _kernel is not None:
@@ -59,9 +67,8 @@ def _frequency_matrix(postings: list[tuple[np.ndarray, np.ndarray]], docs: np.nd
     out = np.zeros((len(postings), len(docs)), np.int32)
     for row, (pdocs, ptfs) in zip(out, postings):
         if len(pdocs):
-            keys = docs.astype(pdocs.dtype, copy=False)  # the postings' dtype: no cast of the whole postings
-            pos = np.minimum(np.searchsorted(pdocs, keys), len(pdocs) - 1)
-            row[:] = np.where(pdocs[pos] == keys, ptfs[pos], 0)
+            pos, found = _lookup(pdocs, docs)
+            row[:] = np.where(found, ptfs[pos], 0)
     return out
 
 
@@ -305,9 +312,7 @@ def search_top_k_numpy(
                     for j, (t2, idf2, _) in enumerate(ordered[i:], start=i):
                         docs, tfs = t2.index.postings(t2.term_id)
                         if len(cand) * 16 < len(docs):  # a binary search per candidate is cheaper
-                            keys = cand.astype(docs.dtype, copy=False)  # no cast of the whole postings
-                            pos = np.minimum(np.searchsorted(docs, keys), len(docs) - 1)
-                            found = docs[pos] == cand
+                            pos, found = _lookup(docs, cand)
                             sel = cand[found]
                             f = tfs[pos[found]].astype(np.float64)
                             acc[sel] += t2.weight * contributions(idf2, f, t2.index.norms(k1, b)[sel], k1)

@@ -433,7 +433,7 @@ class Library:
                 ti = None
         if ti is None:
             ti = derive_term_index(self.forward(), self.analyzer(config))
-            _publish_term_index(self.generation, key, ti)
+            _publish_term_index(self.generation, key, lambda d: _save_term_index(d, ti))
         self._terms[key] = ti
         return ti
 
@@ -800,9 +800,10 @@ def _load_forward(generation: Path) -> ForwardIndex:
     )
 
 
-def _publish_term_index(generation: Path, key: str, ti: TermIndex) -> None:
+def _publish_term_index(generation: Path, key: str, write: Callable[[Path], None]) -> None:
+    """Publish an analyzer's index folder, written by `write` into a temporary folder."""
     try:
-        store.publish_subdir(generation, f"terms-{key}", lambda d: _save_term_index(d, ti))
+        store.publish_subdir(generation, f"terms-{key}", write)
     except OSError:
         pass  # a read-only cache still searches, it just derives again next time
 
@@ -818,10 +819,7 @@ def _derive_and_publish(generation: str, config: AnalyzerConfig) -> None:
         _save_term_index(folder, ti)
         del ti  # unmap its files before the folder is renamed into place
 
-    try:
-        store.publish_subdir(gen, f"terms-{config.key}", write)
-    except OSError:
-        pass  # the window's process derives it instead
+    _publish_term_index(gen, config.key, write)
 
 
 def _save_term_index(folder: Path, ti: TermIndex) -> None:
