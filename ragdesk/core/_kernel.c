@@ -94,6 +94,19 @@ static double select_kth(double *a, Py_ssize_t n, Py_ssize_t kth) {
     return a[kth];
 }
 
+/* Put `s` at `pos` of the heap heap[0..size) and sift it down: a parent ranks after its children. */
+static void sift_down(Scored *heap, Py_ssize_t size, Py_ssize_t pos, Scored s) {
+    for (;;) {
+        Py_ssize_t child = 2 * pos + 1;
+        if (child >= size) break;
+        if (child + 1 < size && ranks_before(&heap[child], &heap[child + 1])) child++;
+        if (!ranks_before(&s, &heap[child])) break;
+        heap[pos] = heap[child];
+        pos = child;
+    }
+    heap[pos] = s;
+}
+
 /* Keep the k best of `ids` (by acc) in a heap whose root ranks last; return them best first.
    Ties rank by order[id] (the chunk's number in the caller's numbering), which is also what is
    returned; without `order` the ids themselves. */
@@ -103,9 +116,8 @@ static PyObject *best_k(const double *acc, const int32_t *ids, Py_ssize_t n, Py_
     Py_ssize_t size = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         Scored s = {acc[ids[i]], order ? order[ids[i]] : ids[i]};
-        Py_ssize_t pos;
         if (size < k) {
-            pos = size++;
+            Py_ssize_t pos = size++;
             while (pos > 0) { /* sift up: the parent must rank after its children */
                 Py_ssize_t parent = (pos - 1) / 2;
                 if (!ranks_before(&heap[parent], &s)) break;
@@ -114,32 +126,14 @@ static PyObject *best_k(const double *acc, const int32_t *ids, Py_ssize_t n, Py_
             }
             heap[pos] = s;
         } else if (ranks_before(&s, &heap[0])) {
-            pos = 0;
-            for (;;) { /* sift down from the root */
-                Py_ssize_t child = 2 * pos + 1;
-                if (child >= size) break;
-                if (child + 1 < size && ranks_before(&heap[child], &heap[child + 1])) child++;
-                if (!ranks_before(&s, &heap[child])) break;
-                heap[pos] = heap[child];
-                pos = child;
-            }
-            heap[pos] = s;
+            sift_down(heap, size, 0, s); /* it replaces the worst kept so far */
         }
     }
     /* pop the worst to the end, repeatedly: the array ends up best first */
     for (Py_ssize_t end = size - 1; end > 0; end--) {
         Scored last = heap[end];
         heap[end] = heap[0];
-        Py_ssize_t pos = 0;
-        for (;;) {
-            Py_ssize_t child = 2 * pos + 1;
-            if (child >= end) break;
-            if (child + 1 < end && ranks_before(&heap[child], &heap[child + 1])) child++;
-            if (!ranks_before(&last, &heap[child])) break;
-            heap[pos] = heap[child];
-            pos = child;
-        }
-        heap[pos] = last;
+        sift_down(heap, end, 0, last);
     }
     PyObject *docs = PyList_New(size), *scores = PyList_New(size);
     if (!docs || !scores) {
