@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_engines import CORPORA, N_CLAIMS, WORD, percentile, queries, windows
+from bench_engines import CORPORA, N_CLAIMS, percentile, queries, tantivy_index, tantivy_query, windows
 
 
 def best_times(engines: dict[str, Callable[[str], object]], qs: list[str], rounds: int) -> dict[str, list[float]]:
@@ -54,8 +54,6 @@ def main() -> int:
     if not folder.is_dir():
         print(f"needs {folder}", file=sys.stderr)
         return 2
-    import tantivy
-
     from ragdesk.core.analyzers import AnalyzerConfig
     from ragdesk.core.index import ranking_kernel
     from ragdesk.core.library import IndexSettings, build_index
@@ -71,17 +69,8 @@ def main() -> int:
         return lib
 
     def build_tantivy(where: Path) -> Any:
-        sb = tantivy.SchemaBuilder()
-        sb.add_text_field("body", stored=False)
         where.mkdir()
-        index = tantivy.Index(sb.build(), path=str(where))
-        writer = index.writer(heap_size=200_000_000, num_threads=1)
-        for text in windows(folder, exts):
-            writer.add_document(tantivy.Document(body=text))
-        writer.commit()
-        writer.wait_merging_threads()
-        index.reload()
-        return index
+        return tantivy_index(windows(folder, exts), str(where))
 
     build_s: dict[str, list[float]] = {"ragdesk": [], "tantivy": []}
     try:
@@ -96,19 +85,11 @@ def main() -> int:
                     index = built
         searcher = index.searcher()
 
-        def tantivy_query(q: str, explain: bool) -> object:
-            words = WORD.findall(q)
-            if not words:
-                return None
-            parsed = index.parse_query(" ".join(words), ["body"])
-            hits = searcher.search(parsed, 10).hits
-            return [parsed.explain(searcher, addr).to_json() for _, addr in hits] if explain else hits
-
         engines: dict[str, Callable[[str], object]] = {
             "ragdesk (combined)": lambda q: lib.search(q, config, k=10, explain=False),
             "ragdesk (combined), explained": lambda q: lib.search(q, config, k=10, explain=True),
-            "tantivy": lambda q: tantivy_query(q, False),
-            "tantivy, explained": lambda q: tantivy_query(q, True),
+            "tantivy": lambda q: tantivy_query(index, searcher, q),
+            "tantivy, explained": lambda q: tantivy_query(index, searcher, q, explain=True),
         }
         best = best_times(engines, qs, args.rounds)
         n_chunks = lib.n_chunks

@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve()
 DATA = HERE.parents[3] / "shared" / "data"
@@ -208,6 +209,35 @@ def run_rank_bm25(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[st
     return {"build_s": build, "chunks": len(texts), **r, "peak_mb": peak_mb()}
 
 
+def tantivy_index(texts: list[str], path: str) -> Any:
+    """A tantivy index of the windows (one indexing thread), committed and reloaded."""
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("body", stored=False)
+    sb.add_integer_field("id", indexed=True)
+    index = tantivy.Index(sb.build(), path=path)
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    for i, t in enumerate(texts):
+        writer.add_document(tantivy.Document(body=t, id=i))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    return index
+
+
+def tantivy_query(index: Any, searcher: Any, q: str, explain: bool = False) -> object:
+    """tantivy's top 10 for the query's words; with `explain`, each hit's score explained too."""
+    words = WORD.findall(q)
+    if not words:
+        return None
+    parsed = index.parse_query(" ".join(words), ["body"])
+    hits = searcher.search(parsed, 10).hits
+    if explain:  # every hit's score explained, as ragdesk does for its top 10
+        return [parsed.explain(searcher, addr).to_json() for _, addr in hits]
+    return hits
+
+
 def run_tantivy(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str, float]:
     import tantivy
 
@@ -215,29 +245,12 @@ def run_tantivy(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str,
     try:
         t0 = time.perf_counter()
         texts = windows(folder, exts)
-        sb = tantivy.SchemaBuilder()
-        sb.add_text_field("body", stored=False)
-        sb.add_integer_field("id", indexed=True)
-        schema = sb.build()
-        index = tantivy.Index(schema, path=tmp)
-        writer = index.writer(heap_size=200_000_000, num_threads=1)
-        for i, t in enumerate(texts):
-            writer.add_document(tantivy.Document(body=t, id=i))
-        writer.commit()
-        writer.wait_merging_threads()
-        index.reload()
+        index = tantivy_index(texts, tmp)
         searcher = index.searcher()
         build = time.perf_counter() - t0
 
         def query(q: str, explain: bool = False) -> object:
-            words = WORD.findall(q)
-            if not words:
-                return None
-            parsed = index.parse_query(" ".join(words), ["body"])
-            hits = searcher.search(parsed, 10).hits
-            if explain:  # every hit's score explained, as ragdesk does for its top 10
-                return [parsed.explain(searcher, addr).to_json() for _, addr in hits]
-            return hits
+            return tantivy_query(index, searcher, q, explain)
 
         r = time_queries(query, qs)
         explained = time_queries(lambda q: query(q, explain=True), qs)
