@@ -1,4 +1,4 @@
-"""Build the optional compiled BM25 top-k kernel; without a C compiler the numpy path is used."""
+"""Build the optional compiled kernels (BM25 top k, text counting); without a C compiler Python/numpy is used."""
 
 import os
 
@@ -8,5 +8,8 @@ from setuptools import Extension, setup
 FLAGS = ["/fp:precise"] if os.name == "nt" else ["-O3", "-ffp-contract=off", "-fno-fast-math"]
 
 setup(
-    ext_modules=[Extension("ragdesk.core._kernel", ["ragdesk/core/_kernel.c"], extra_compile_args=FLAGS, optional=True)]
+    ext_modules=[
+        Extension(f"ragdesk.core.{name}", [f"ragdesk/core/{name}.c"], extra_compile_args=FLAGS, optional=True)
+        for name in ("_kernel", "_text")
+    ]
 )

@@ -29,3 +29,17 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not available")
     return SHARED_DATA
+
+
+@pytest.fixture(params=["compiled", "python"])
+def text_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with the compiled text kernel (ragdesk/core/_text.c) and with its Python twin."""
+    from ragdesk.core import chunking, tokenize
+
+    if request.param == "compiled":
+        if chunking._text is None:
+            pytest.skip("the compiled text kernel is not built here")
+    else:
+        monkeypatch.setattr(chunking, "_text", None)
+        monkeypatch.setattr(tokenize, "_text", None)
+    return str(request.param)

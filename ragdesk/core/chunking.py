@@ -16,6 +16,11 @@ import numpy as np
 from .arrays import ranges
 from .loader import Note
 
+try:  # compiled twin of _cuts_python (ragdesk/core/_text.c); absent without a C compiler
+    from . import _text
+except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
+    _text = None
+
 CHUNKERS = ("markdown", "words")
 HEADING_SEP = " › "
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -247,23 +252,42 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
     share `overlap` words where a cut falls inside a paragraph.
     """
     lines = _Lines(note.text)
-    size, overlap = options.size, options.overlap
     blocks = _blocks(note)
     block_ends = [b.end for b in blocks]
+    lo = max(1, int(options.size * options.min_fill))
+    if _text is not None:
+        kinds = [_KIND_HEADING if b.is_heading else _KIND_CODE if b.is_code else _KIND_TEXT for b in blocks]
+        flat = _text.word_cuts(
+            note.text, note.body_start, options.size, options.overlap, lo, [b.start for b in blocks], block_ends, kinds
+        )
+        bounds = np.frombuffer(flat, np.int64).tolist()
+        cuts = list(zip(bounds[::2], bounds[1::2]))
+    else:
+        cuts = _cuts_python(note, blocks, options.size, options.overlap, lo)
+    return [
+        _make(note, lines, HEADING_SEP.join(_trail_at(blocks, block_ends, start, end)), start, end)
+        for start, end in cuts
+    ]
+
+
+_KIND_TEXT, _KIND_HEADING, _KIND_CODE = 0, 1, 2  # block kinds as _text.word_cuts takes them
+
+
+def _cuts_python(note: Note, blocks: list[_Block], size: int, overlap: int, lo: int) -> list[tuple[int, int]]:
+    """The (start, end) character spans of chunk_markdown's chunks; `lo`: fewest words before a cut.
+    The compiled twin is _text.word_cuts (tested equal)."""
     body = note.text[note.body_start :]
     if len(body.split()) <= size + size // 4:  # the common short note: one chunk, no cut to choose
         stripped = body.strip()
         if not stripped:
             return []
         start = note.body_start + len(body) - len(body.lstrip())
-        end = start + len(stripped)
-        return [_make(note, lines, HEADING_SEP.join(_trail_at(blocks, block_ends, start, end)), start, end)]
+        return [(start, start + len(stripped))]
     cp = _body_code_points(note)
     starts, ends = _word_spans(cp, note.body_start)
     n = len(starts)
     breaks = _break_points(cp, note.body_start, starts, ends, blocks)
-    chunks: list[Chunk] = []
-    lo = max(1, int(size * options.min_fill))
+    cuts: list[tuple[int, int]] = []
     i = 0
     while i < n:
         if n - i <= size + size // 4:  # the rest fits (a little over beats a tiny last chunk)
@@ -272,12 +296,11 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
             window = breaks[i + lo : i + size + 1]
             best = int(window.max())
             cut = i + lo + (len(window) - 1 - int(np.argmax(window[::-1] == best))) if best else i + size
-        trail = HEADING_SEP.join(_trail_at(blocks, block_ends, starts[i], ends[cut - 1]))
-        chunks.append(_make(note, lines, trail, starts[i], ends[cut - 1]))
+        cuts.append((starts[i], ends[cut - 1]))
         if cut >= n:
             break
         i = cut if breaks[cut] >= _BREAK_BLOCK else max(cut - overlap, i + 1)  # overlap only mid-paragraph
-    return chunks
+    return cuts
 
 
 def context_text(title: str, heading: str) -> str:

@@ -15,6 +15,11 @@ from .analyzers import word_tokens
 from .chunking import ChunkOptions, chunk_note, context_text, note_title
 from .loader import NoteFile, Skipped, read_note
 
+try:  # compiled twin of count_words_python (ragdesk/core/_text.c); absent without a C compiler
+    from . import _text
+except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
+    _text = None
+
 
 @dataclass
 class NoteRecord:
@@ -58,12 +63,12 @@ class _Vocab(dict):  # type: ignore[type-arg]
 def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
     """Read, decode, chunk and count the words of `files`; problems become `skipped` entries."""
     out = BatchResult()
-    vocab = _Vocab()
     spans: list[tuple[int, int]] = []
     lines: list[tuple[int, int]] = []
-    token_ids: list[int] = []
-    chunk_tokens: list[int] = []  # tokens per chunk
-    n_chunk = 0
+    # What each chunk's words are read from: its context (title and heading trail), then its text.
+    pieces: list[str] = []
+    bounds: list[int] = []  # (start, end) per piece
+    chunk_ptr: list[int] = [0]
     for f in files:
         try:
             note, skip = read_note(f)
@@ -83,29 +88,65 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
         )
         out.texts.append(note.text.encode("utf-8"))
         title = note_title(note.meta, note.path) if options.indexes_context else ""
-        context_words: dict[str, list[str]] = {}  # per heading trail: a note's chunks share a few
+        contexts: dict[str, str] = {}  # per heading trail: a note's chunks share a few
         for c in chunks:
-            words = word_tokens(c.text)
             if options.indexes_context:
-                if c.heading not in context_words:
-                    context_words[c.heading] = word_tokens(context_text(title, c.heading))
-                words = context_words[c.heading] + words
-            token_ids.extend(map(vocab.__getitem__, words))
-            chunk_tokens.append(len(words))
+                if c.heading not in contexts:
+                    contexts[c.heading] = context_text(title, c.heading)
+                context = contexts[c.heading]
+                pieces.append(context)
+                bounds += (0, len(context))
+            pieces.append(note.text)
+            bounds += (c.start, c.end)
+            chunk_ptr.append(len(pieces))
             spans.append((c.start, c.end))
             lines.append((c.start_line, c.end_line))
             out.headings.append(c.heading)
-            n_chunk += 1
-    out.vocab = list(vocab)
-    out.n_tokens = len(token_ids)
     if spans:
         out.spans = np.array(spans, dtype=np.int32)
         out.lines = np.array(lines, dtype=np.int32)
+    out.vocab, out.row_len, out.word_ids, out.counts, out.n_tokens = count_words(
+        pieces, np.array(bounds, np.int64), np.array(chunk_ptr, np.int64)
+    )
+    return out
+
+
+def count_words(
+    pieces: list[str], bounds: np.ndarray, chunk_ptr: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, int]:
+    """Word counts per chunk, where chunk c reads `pieces[p][bounds[2p]:bounds[2p + 1]]` for p in
+    `chunk_ptr[c]:chunk_ptr[c + 1]`: (vocabulary in first-seen order, distinct words per chunk,
+    their word ids ascending within each chunk, their counts, number of tokens)."""
+    if _text is not None:
+        vocab, row_len, ids, counts, n_tokens = _text.count_words(pieces, bounds, chunk_ptr)
+        return (
+            vocab,
+            np.frombuffer(row_len, np.int64),
+            np.frombuffer(ids, np.int32),
+            np.frombuffer(counts, np.int32),
+            n_tokens,
+        )
+    return count_words_python(pieces, bounds, chunk_ptr)
+
+
+def count_words_python(
+    pieces: list[str], bounds: np.ndarray, chunk_ptr: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, int]:
+    """`count_words` without the compiled kernel (same result)."""
+    vocab = _Vocab()
+    token_ids: list[int] = []
+    chunk_tokens: list[int] = []
+    b = bounds.tolist()
+    ptr = chunk_ptr.tolist()
+    for c in range(len(ptr) - 1):
+        n = len(token_ids)
+        for p in range(ptr[c], ptr[c + 1]):
+            token_ids.extend(map(vocab.__getitem__, word_tokens(pieces[p][b[2 * p] : b[2 * p + 1]])))
+        chunk_tokens.append(len(token_ids) - n)
+    n_chunk = len(chunk_tokens)
     v = max(len(vocab), 1)
     token_chunk = np.repeat(np.arange(n_chunk, dtype=np.int64), np.array(chunk_tokens, dtype=np.int64))
     keys = token_chunk * v + np.array(token_ids, dtype=np.int64)
     uniq, counts = np.unique(keys, return_counts=True)
-    out.row_len = np.bincount(uniq // v, minlength=n_chunk).astype(np.int64)
-    out.word_ids = (uniq % v).astype(np.int32)
-    out.counts = counts.astype(np.int32)
-    return out
+    row_len = np.bincount(uniq // v, minlength=n_chunk).astype(np.int64)
+    return list(vocab), row_len, (uniq % v).astype(np.int32), counts.astype(np.int32), len(token_ids)

@@ -198,14 +198,17 @@ def test_postings_beyond_the_last_chunk_are_reported_not_read(compiled: bool, mo
 
 
 def test_compiled_kernel_is_built_where_required() -> None:
-    """CI sets RAGDESK_REQUIRE_KERNEL: there the compiled top k must be in use, not the fallback."""
+    """CI sets RAGDESK_REQUIRE_KERNEL: there the compiled kernels (top k, text) must be in use, not the fallbacks."""
     import os
 
+    import ragdesk.core.chunking as chunking_mod
     import ragdesk.core.index as index_mod
+    import ragdesk.core.tokenize as tokenize_mod
 
     if not os.environ.get("RAGDESK_REQUIRE_KERNEL"):
         pytest.skip("the compiled kernel is optional (needs a C compiler at install)")
     assert index_mod._kernel is not None
+    assert chunking_mod._text is not None and tokenize_mod._text is not None
 
 
 @pytest.mark.parametrize(

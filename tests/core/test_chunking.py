@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ragdesk.core.chunking import ChunkOptions, chunk_note
 from ragdesk.core.loader import Note
+
+pytestmark = pytest.mark.usefixtures("text_kernel")  # every test: compiled cuts and the Python twin
 
 
 def _note(text: str, path: str = "n.md", body_start: int = 0) -> Note:
