@@ -173,7 +173,8 @@ def _embedder(args: argparse.Namespace) -> Any:
 
 
 def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
-    """Open the folder's index, building or refreshing it as needed."""
+    """Open the folder's index, building or refreshing it as needed (with the indexes of the
+    analyzer that `args` ask for, derived in the build's worker processes)."""
     from .core.library import Library, build_index
     from .core.store import IndexDamaged
 
@@ -188,11 +189,12 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
                 return lib
         except IndexDamaged:
             pass
-    lib, _ = build_index(folder, args.index_dir, settings)
+    lib, _ = build_index(folder, args.index_dir, settings, warm=_analyzer(args))
     return lib
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from .core.analyzers import AnalyzerConfig
     from .core.library import Library, build_index
     from .core.store import IndexDamaged
 
@@ -209,7 +211,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         from .core import store
 
         store.prune(store.index_dir_for(folder, args.index_dir), keep=[])
-    lib, report = build_index(folder, args.index_dir, _settings(args), progress=_terminal_progress())
+    lib, report = build_index(
+        folder, args.index_dir, _settings(args), progress=_terminal_progress(), warm=AnalyzerConfig()
+    )
     if sys.stderr.isatty():
         print(file=sys.stderr)
     data = report.to_json()

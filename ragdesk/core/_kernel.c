@@ -573,6 +573,128 @@ static PyObject *postings_by_term(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- trigram word map (the twin of index._trigram_word_map) ------------------------------------ */
+/* A trigram packed into one integer, 21 bits a code point: ordering the integers orders the terms
+ * by code points, as numpy's unique over the same packing does. */
+static inline uint64_t pack3(Py_UCS4 a, Py_UCS4 b, Py_UCS4 c) {
+    return ((uint64_t)a << 42) | ((uint64_t)b << 21) | (uint64_t)c;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static inline size_t mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+/* trigram_word_map(words) -> (terms, ptr, ids, mult): every word padded with "_" on both sides, its
+ * distinct trigrams' term ids ascending with how often each occurs; terms sorted by code points. */
+static PyObject *trigram_word_map(PyObject *self, PyObject *args) {
+    PyObject *words;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &words)) return NULL;
+    Py_ssize_t n_words = PyList_GET_SIZE(words), total = 0;
+    for (Py_ssize_t i = 0; i < n_words; i++) {
+        PyObject *w = PyList_GET_ITEM(words, i);
+        if (!PyUnicode_Check(w)) {
+            PyErr_SetString(PyExc_TypeError, "words must be str");
+            return NULL;
+        }
+        Py_ssize_t n = PyUnicode_GET_LENGTH(w);
+        total += n ? n : 0; /* a word of n letters has n trigrams ("" has none: a stop word) */
+    }
+    uint64_t *keys = malloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
+    int32_t *key_id = malloc(sizeof(int32_t) * (size_t)(total ? total : 1));
+    size_t cap = 1024;
+    while (cap < (size_t)total * 2 + 2) cap *= 2; /* at most `total` distinct trigrams, half full */
+    uint64_t *slot_key = malloc(sizeof(uint64_t) * cap);
+    int32_t *slot_id = malloc(sizeof(int32_t) * cap);
+    uint64_t *uniq = malloc(sizeof(uint64_t) * (size_t)(total ? total : 1));
+    int64_t *ptr = calloc((size_t)n_words + 1, sizeof(int64_t));
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)(total ? total : 1));
+    int32_t *mult = malloc(sizeof(int32_t) * (size_t)(total ? total : 1));
+    int32_t *rank = NULL;
+    PyObject *out = NULL, *terms = NULL;
+    if (!keys || !key_id || !slot_key || !slot_id || !uniq || !ptr || !ids || !mult) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(slot_id, 0xff, sizeof(int32_t) * cap);
+    Py_ssize_t k = 0, n_uniq = 0;
+    for (Py_ssize_t i = 0; i < n_words; i++) { /* each trigram's key and first-seen id */
+        PyObject *w = PyList_GET_ITEM(words, i);
+        int kind = PyUnicode_KIND(w);
+        const void *data = PyUnicode_DATA(w);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(w);
+        for (Py_ssize_t j = 0; j < n; j++) {
+            Py_UCS4 a = j ? PyUnicode_READ(kind, data, j - 1) : '_', b = PyUnicode_READ(kind, data, j);
+            Py_UCS4 c = j + 1 < n ? PyUnicode_READ(kind, data, j + 1) : '_';
+            uint64_t key = pack3(a, b, c);
+            size_t h = mix64(key) & (cap - 1);
+            while (slot_id[h] >= 0 && slot_key[h] != key) h = (h + 1) & (cap - 1);
+            if (slot_id[h] < 0) slot_key[h] = key, slot_id[h] = (int32_t)n_uniq, uniq[n_uniq++] = key;
+            keys[k] = key;
+            key_id[k++] = slot_id[h];
+        }
+    }
+    /* term ids: ranks of the distinct keys in sorted order */
+    uint64_t *sorted = malloc(sizeof(uint64_t) * (size_t)(n_uniq ? n_uniq : 1));
+    rank = malloc(sizeof(int32_t) * (size_t)(n_uniq ? n_uniq : 1));
+    if (!sorted || !rank) {
+        free(sorted);
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(sorted, uniq, sizeof(uint64_t) * (size_t)n_uniq);
+    qsort(sorted, (size_t)n_uniq, sizeof(uint64_t), cmp_u64);
+    terms = PyList_New(n_uniq);
+    for (Py_ssize_t t = 0; terms && t < n_uniq; t++) {
+        uint64_t key = sorted[t];
+        size_t h = mix64(key) & (cap - 1);
+        while (slot_key[h] != key) h = (h + 1) & (cap - 1);
+        rank[slot_id[h]] = (int32_t)t;
+        Py_UCS4 cps[3] = {(Py_UCS4)(key >> 42), (Py_UCS4)((key >> 21) & 0x1FFFFF), (Py_UCS4)(key & 0x1FFFFF)};
+        PyObject *term = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, cps, 3);
+        if (!term) {
+            Py_CLEAR(terms);
+            break;
+        }
+        PyList_SET_ITEM(terms, t, term);
+    }
+    free(sorted);
+    if (!terms) goto done;
+    /* per word: its distinct term ids ascending, with multiplicities */
+    Py_ssize_t m = 0;
+    k = 0;
+    for (Py_ssize_t i = 0; i < n_words; i++) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(PyList_GET_ITEM(words, i)), first = m;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int32_t t = rank[key_id[k++]];
+            Py_ssize_t q = m; /* insertion into this word's sorted run */
+            while (q > first && ids[q - 1] > t) q--;
+            if (q > first && ids[q - 1] == t) {
+                mult[q - 1]++;
+                continue;
+            }
+            memmove(ids + q + 1, ids + q, sizeof(int32_t) * (size_t)(m - q));
+            memmove(mult + q + 1, mult + q, sizeof(int32_t) * (size_t)(m - q));
+            ids[q] = t, mult[q] = 1, m++;
+        }
+        ptr[i + 1] = m;
+    }
+    out = Py_BuildValue("(ONNN)", terms, PyBytes_FromStringAndSize((const char *)ptr, sizeof(int64_t) * (n_words + 1)),
+                        PyBytes_FromStringAndSize((const char *)ids, sizeof(int32_t) * m),
+                        PyBytes_FromStringAndSize((const char *)mult, sizeof(int32_t) * m));
+done:
+    Py_XDECREF(terms);
+    free(keys), free(key_id), free(slot_key), free(slot_id), free(uniq), free(ptr), free(ids), free(mult), free(rank);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"top_k", top_k, METH_VARARGS,
      "top_k(terms, n_docs, k1, k, order=None) -> (chunk ids, scores), best first (ties by chunk id).\n"
@@ -583,6 +705,9 @@ static PyMethodDef methods[] = {
     {"postings_by_term", postings_by_term, METH_VARARGS,
      "postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs[, norms, bounds, "
      "k1]]): count, then fill, an analyzer's term-major postings from the word-level forward index."},
+    {"trigram_word_map", trigram_word_map, METH_VARARGS,
+     "trigram_word_map(words) -> (terms, ptr, ids, mult): the trigram terms of every word (\"\" for none), as\n"
+     "index._trigram_word_map gives them; ptr int64, ids and mult int32, as bytes."},
     {NULL, NULL, 0, NULL},
 };
 

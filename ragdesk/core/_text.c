@@ -7,7 +7,8 @@
  * Words are exactly re's `\w+` runs (Py_UNICODE_ISALNUM or '_', as _sre tests them) and folded by
  * str.casefold itself for non-ASCII words, so the result is the Python path's, item for item.
  *
- * word_cuts: a markdown note's word spans and the chunk cuts chunking.chunk_markdown chooses.
+ * markdown_chunks: chunking.chunk_markdown's blocks, heading trails, cuts and line numbers in one pass
+ * over the note (Python made a str per line and a dozen small numpy calls per note).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static PyObject *casefold_name;
+static PyObject *casefold_name, *strip_name;
 
 /* ---- growable arrays ------------------------------------------------------------------------- */
 typedef struct {
@@ -48,98 +49,154 @@ static int vec_push32(Vec *v, int32_t x) {
 static PyObject *vec_bytes(const Vec *v) { return PyBytes_FromStringAndSize(v->data, (Py_ssize_t)(v->len * v->item)); }
 
 /* ---- characters ------------------------------------------------------------------------------ */
-static unsigned char ascii_word[128];  /* [0-9A-Za-z_] */
-static unsigned char ascii_space[128]; /* str.isspace() for ASCII */
+/* Basic Multilingual Plane look-ups, filled at import from Python's own tests: word characters as
+ * _sre's \w tests them (Py_UNICODE_ISALNUM or '_') and whitespace as str.isspace/split/strip do. */
+static unsigned char bmp_word[0x10000], bmp_space[0x10000];
 
-static inline int is_word(Py_UCS4 ch) { return ch < 128 ? ascii_word[ch] : Py_UNICODE_ISALNUM(ch); }
+static inline int is_word(Py_UCS4 ch) { return ch < 0x10000 ? bmp_word[ch] : Py_UNICODE_ISALNUM(ch); }
 
-static inline int is_space(Py_UCS4 ch) { return ch < 128 ? ascii_space[ch] : Py_UNICODE_ISSPACE(ch); }
+static inline int is_space(Py_UCS4 ch) { return ch < 0x10000 ? bmp_space[ch] : Py_UNICODE_ISSPACE(ch); }
 
-/* ---- the vocabulary: open addressing over the words' code points ----------------------------- */
+/* ---- the vocabulary ------------------------------------------------------------------------- */
+/* Two open-addressing tables over code points. `spellings` maps a word as it is read, with only
+ * A-Z lowered, to its word id: one probe per token. Only a spelling seen for the first time is
+ * casefolded (a str.casefold call when it is not ASCII; casefold(w) == casefold(ascii_lower(w)),
+ * casefold being per character) and looked up in `folded`, which numbers words in first-seen order. */
 typedef struct {
-    int32_t *slots; /* word id or -1 */
-    size_t mask;
-    Vec hash, off, len; /* per word: uint64 hash, int64 offset into arena, int32 length */
-    Vec arena;          /* Py_UCS4 code points of every word */
-    Vec mark, cnt;      /* per word: last chunk that had it (int64), its count there (int32) */
+    uint64_t hash;
+    int32_t value; /* -1: empty */
+    int32_t len;
+    int64_t off; /* into the arena */
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t mask, used;
+    Vec arena; /* Py_UCS4 */
+} Table;
+
+typedef struct {
+    Table spellings, folded;
+    Vec mark, cnt; /* per word id: last chunk that had it (int64), its count there (int32) */
+    Vec buf;       /* Py_UCS4 scratch */
+    PyObject *words;
 } Vocab;
 
+static const uint64_t FNV_BASIS = 1469598103934665603ULL, FNV_PRIME = 1099511628211ULL;
+
 static uint64_t hash_word(const Py_UCS4 *w, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ w[i]) * 1099511628211ULL;
-    return h ^ (h >> 29);
+    uint64_t h = FNV_BASIS;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ w[i]) * FNV_PRIME;
+    return h;
 }
 
-static int vocab_init(Vocab *v) {
-    memset(v, 0, sizeof(*v));
-    v->hash.item = 8, v->off.item = 8, v->len.item = 4, v->arena.item = 4, v->mark.item = 8, v->cnt.item = 4;
-    v->mask = 4095;
-    v->slots = malloc(sizeof(int32_t) * (v->mask + 1));
-    if (!v->slots) {
+static inline size_t slot_of(uint64_t h) { return (size_t)(h ^ (h >> 29)); }
+
+static int table_init(Table *t) {
+    memset(t, 0, sizeof(*t));
+    t->arena.item = 4;
+    t->mask = 4095;
+    t->slots = malloc(sizeof(Slot) * (t->mask + 1));
+    if (!t->slots) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(v->slots, 0xff, sizeof(int32_t) * (v->mask + 1));
+    for (size_t i = 0; i <= t->mask; i++) t->slots[i].value = -1;
     return 0;
 }
 
-static void vocab_free(Vocab *v) {
-    free(v->slots);
-    free(v->hash.data), free(v->off.data), free(v->len.data), free(v->arena.data), free(v->mark.data);
-    free(v->cnt.data);
+static void table_free(Table *t) { free(t->slots), free(t->arena.data); }
+
+/* The slot holding `w` (value >= 0) or the empty slot where it would go. */
+static Slot *table_find(Table *t, const Py_UCS4 *w, Py_ssize_t n, uint64_t h) {
+    const Py_UCS4 *arena = (const Py_UCS4 *)t->arena.data;
+    for (size_t i = slot_of(h) & t->mask;; i = (i + 1) & t->mask) {
+        Slot *s = &t->slots[i];
+        if (s->value < 0) return s;
+        if (s->hash == h && s->len == n) {
+            const Py_UCS4 *a = arena + s->off;
+            Py_ssize_t k = 0;
+            while (k < n && a[k] == w[k]) k++;
+            if (k == n) return s;
+        }
+    }
 }
 
-static int vocab_grow(Vocab *v) {
-    size_t cap = (v->mask + 1) * 2;
-    int32_t *slots = malloc(sizeof(int32_t) * cap);
+/* Fill the empty slot `s` (from table_find) with `w` -> value; grows the table past half full. */
+static int table_add(Table *t, Slot *s, const Py_UCS4 *w, Py_ssize_t n, uint64_t h, int32_t value) {
+    if (vec_reserve(&t->arena, t->arena.len + (size_t)n) < 0) return -1;
+    memcpy(&VEC_AT(t->arena, Py_UCS4, t->arena.len), w, sizeof(Py_UCS4) * (size_t)n);
+    *s = (Slot){h, value, (int32_t)n, (int64_t)t->arena.len};
+    t->arena.len += (size_t)n;
+    if (++t->used * 2 <= t->mask + 1) return 0;
+    size_t cap = (t->mask + 1) * 2;
+    Slot *slots = malloc(sizeof(Slot) * cap);
     if (!slots) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(slots, 0xff, sizeof(int32_t) * cap);
-    for (size_t id = 0; id < v->hash.len; id++) {
-        size_t i = VEC_AT(v->hash, uint64_t, id) & (cap - 1);
-        while (slots[i] >= 0) i = (i + 1) & (cap - 1);
-        slots[i] = (int32_t)id;
+    for (size_t i = 0; i < cap; i++) slots[i].value = -1;
+    for (size_t i = 0; i <= t->mask; i++) {
+        if (t->slots[i].value < 0) continue;
+        size_t j = slot_of(t->slots[i].hash) & (cap - 1);
+        while (slots[j].value >= 0) j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[i];
     }
-    free(v->slots);
-    v->slots = slots;
-    v->mask = cap - 1;
+    free(t->slots);
+    t->slots = slots;
+    t->mask = cap - 1;
     return 0;
 }
 
-/* The id of word `w` (n code points), adding it (as a str, to `words`) if it is new; -1 on error.
- * `word` is the word as a str when the caller has one (else it is made from the code points). */
-static int32_t vocab_id(Vocab *v, const Py_UCS4 *w, Py_ssize_t n, PyObject *word, PyObject *words) {
-    uint64_t h = hash_word(w, n);
-    size_t i = h & v->mask;
-    for (int32_t id; (id = v->slots[i]) >= 0; i = (i + 1) & v->mask) {
-        if (VEC_AT(v->hash, uint64_t, id) == h && VEC_AT(v->len, int32_t, id) == n &&
-            !memcmp(&VEC_AT(v->arena, Py_UCS4, VEC_AT(v->off, int64_t, id)), w, sizeof(Py_UCS4) * (size_t)n))
-            return id;
+static int vocab_init(Vocab *v) {
+    memset(v, 0, sizeof(*v));
+    v->mark.item = 8, v->cnt.item = 4, v->buf.item = 4;
+    v->words = PyList_New(0);
+    if (!v->words) return -1;
+    if (table_init(&v->spellings) < 0 || table_init(&v->folded) < 0) return -1;
+    return 0;
+}
+
+static void vocab_free(Vocab *v) {
+    table_free(&v->spellings), table_free(&v->folded);
+    free(v->mark.data), free(v->cnt.data), free(v->buf.data);
+    Py_XDECREF(v->words);
+}
+
+/* The id of a spelling seen for the first time: text[start:end], read as `w` (A-Z lowered). */
+static int32_t first_spelling(Vocab *v, PyObject *text, Py_ssize_t start, Py_ssize_t end, const Py_UCS4 *w,
+                              Py_ssize_t n, int ascii) {
+    PyObject *word = NULL;
+    const Py_UCS4 *f = w;
+    Py_ssize_t fn = n;
+    Py_UCS4 *tmp = NULL;
+    if (!ascii) {
+        PyObject *sub = PyUnicode_Substring(text, start, end);
+        word = sub ? PyObject_CallMethodNoArgs(sub, casefold_name) : NULL;
+        Py_XDECREF(sub);
+        if (!word) return -1;
+        tmp = PyUnicode_AsUCS4Copy(word);
+        if (!tmp) {
+            Py_DECREF(word);
+            return -1;
+        }
+        f = tmp, fn = PyUnicode_GET_LENGTH(word);
     }
-    size_t id = v->hash.len;
-    if (id >= INT32_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "more than 2**31 distinct words");
-        return -1;
+    uint64_t h = hash_word(f, fn);
+    Slot *s = table_find(&v->folded, f, fn, h);
+    int32_t id = s->value;
+    if (id < 0) {
+        id = (int32_t)v->folded.used;
+        if (!word) word = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, f, fn);
+        if (!word || PyList_Append(v->words, word) < 0 || table_add(&v->folded, s, f, fn, h, id) < 0 ||
+            vec_reserve(&v->mark, (size_t)id + 1) < 0 || vec_reserve(&v->cnt, (size_t)id + 1) < 0)
+            id = -1;
+        else
+            VEC_AT(v->mark, int64_t, id) = -1, v->mark.len = v->cnt.len = (size_t)id + 1;
     }
-    PyObject *s = word ? Py_NewRef(word) : PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, w, n);
-    if (!s) return -1;
-    int bad = PyList_Append(words, s);
-    Py_DECREF(s);
-    if (bad || vec_reserve(&v->hash, id + 1) || vec_reserve(&v->off, id + 1) || vec_reserve(&v->len, id + 1) ||
-        vec_reserve(&v->mark, id + 1) || vec_reserve(&v->cnt, id + 1) || vec_reserve(&v->arena, v->arena.len + (size_t)n))
-        return -1;
-    memcpy(&VEC_AT(v->arena, Py_UCS4, v->arena.len), w, sizeof(Py_UCS4) * (size_t)n);
-    VEC_AT(v->hash, uint64_t, id) = h;
-    VEC_AT(v->off, int64_t, id) = (int64_t)v->arena.len;
-    VEC_AT(v->len, int32_t, id) = (int32_t)n;
-    VEC_AT(v->mark, int64_t, id) = -1;
-    v->arena.len += (size_t)n;
-    v->hash.len = v->off.len = v->len.len = v->mark.len = v->cnt.len = id + 1;
-    v->slots[i] = (int32_t)id;
-    if ((id + 1) * 2 > v->mask + 1 && vocab_grow(v) < 0) return -1;
-    return (int32_t)id;
+    Py_XDECREF(word);
+    PyMem_Free(tmp);
+    return id;
 }
 
 static int cmp_int32(const void *a, const void *b) {
@@ -147,52 +204,50 @@ static int cmp_int32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Sort a chunk's word ids: insertion sort for the usual few dozen (glibc's qsort allocates). */
+static void sort_ids(int32_t *a, size_t n) {
+    if (n > 64) {
+        qsort(a, n, sizeof(int32_t), cmp_int32);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        int32_t x = a[i];
+        size_t j = i;
+        while (j && a[j - 1] > x) a[j] = a[j - 1], j--;
+        a[j] = x;
+    }
+}
+
 /* Count the words of text[start:end] into the current chunk's row; returns tokens seen or -1. */
-static Py_ssize_t count_piece(Vocab *v, PyObject *text, Py_ssize_t start, Py_ssize_t end, int64_t chunk, Vec *row,
-                              Vec *buf, PyObject *words) {
+static Py_ssize_t count_piece(Vocab *v, PyObject *text, Py_ssize_t start, Py_ssize_t end, int64_t chunk, Vec *row) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t tokens = 0;
-    Py_ssize_t i = start;
-    while (i < end) {
+    for (Py_ssize_t i = start; i < end;) {
         Py_UCS4 ch = PyUnicode_READ(kind, data, i);
         if (!is_word(ch)) {
             i++;
             continue;
         }
         Py_ssize_t j = i;
-        Py_UCS4 top = 0;
-        while (j < end && is_word(ch = PyUnicode_READ(kind, data, j))) {
-            top |= ch;
-            j++;
+        while (j < end && is_word(PyUnicode_READ(kind, data, j))) j++;
+        if (vec_reserve(&v->buf, (size_t)(j - i)) < 0) return -1;
+        Py_UCS4 *w = (Py_UCS4 *)v->buf.data, top = 0;
+        uint64_t h = FNV_BASIS;
+        for (Py_ssize_t k = i; k < j; k++) { /* the spelling: A-Z lowered, hashed as it is read */
+            Py_UCS4 c = PyUnicode_READ(kind, data, k);
+            top |= c;
+            c += (c - 'A' < 26u) ? 32 : 0;
+            w[k - i] = c;
+            h = (h ^ c) * FNV_PRIME;
         }
-        int32_t id;
-        if (top < 128) { /* ASCII: casefold is lowering A-Z */
-            if (vec_reserve(buf, (size_t)(j - i)) < 0) return -1;
-            Py_UCS4 *w = (Py_UCS4 *)buf->data;
-            for (Py_ssize_t k = i; k < j; k++) {
-                Py_UCS4 c = PyUnicode_READ(kind, data, k);
-                w[k - i] = (c >= 'A' && c <= 'Z') ? c + 32 : c;
-            }
-            id = vocab_id(v, w, j - i, NULL, words);
-        } else {
-            PyObject *sub = PyUnicode_Substring(text, i, j);
-            PyObject *folded = sub ? PyObject_CallMethodNoArgs(sub, casefold_name) : NULL;
-            Py_XDECREF(sub);
-            if (!folded) return -1;
-            Py_ssize_t n = PyUnicode_GET_LENGTH(folded);
-            if (vec_reserve(buf, (size_t)n) < 0) {
-                Py_DECREF(folded);
-                return -1;
-            }
-            Py_UCS4 *w = (Py_UCS4 *)buf->data;
-            int fk = PyUnicode_KIND(folded);
-            const void *fd = PyUnicode_DATA(folded);
-            for (Py_ssize_t k = 0; k < n; k++) w[k] = PyUnicode_READ(fk, fd, k);
-            id = vocab_id(v, w, n, folded, words);
-            Py_DECREF(folded);
+        Slot *s = table_find(&v->spellings, w, j - i, h);
+        int32_t id = s->value;
+        if (id < 0) {
+            if ((id = first_spelling(v, text, i, j, w, j - i, top < 128)) < 0) return -1;
+            w = (Py_UCS4 *)v->buf.data; /* unchanged: first_spelling does not touch buf */
+            if (table_add(&v->spellings, table_find(&v->spellings, w, j - i, h), w, j - i, h, id) < 0) return -1;
         }
-        if (id < 0) return -1;
         if (VEC_AT(v->mark, int64_t, id) != chunk) {
             VEC_AT(v->mark, int64_t, id) = chunk;
             VEC_AT(v->cnt, int32_t, id) = 1;
@@ -227,11 +282,10 @@ static PyObject *count_words(PyObject *self, PyObject *args) {
     }
     const int64_t *bounds = bb.buf, *ptr = pb.buf;
     Py_ssize_t n_pieces = PyList_GET_SIZE(pieces), n_chunks = pb.len / 8 - 1;
-    PyObject *out = NULL, *words = PyList_New(0);
+    PyObject *out = NULL;
     Vocab v;
     Vec row = {NULL, 0, 0, 4}, ids = {NULL, 0, 0, 4}, counts = {NULL, 0, 0, 4}, row_len = {NULL, 0, 0, 8};
-    Vec buf = {NULL, 0, 0, 4};
-    int ok = words && vocab_init(&v) == 0;
+    int ok = vocab_init(&v) == 0;
     if (ok && (bb.len / 16 != n_pieces || n_chunks < 0 || ptr[0] != 0 || ptr[n_chunks] != n_pieces)) {
         PyErr_SetString(PyExc_ValueError, "bounds must be (start, end) per piece; chunk_ptr must span the pieces");
         ok = 0;
@@ -258,12 +312,12 @@ static PyObject *count_words(PyObject *self, PyObject *args) {
                 ok = 0;
                 break;
             }
-            Py_ssize_t got = count_piece(&v, text, start, end, c, &row, &buf, words);
+            Py_ssize_t got = count_piece(&v, text, start, end, c, &row);
             if (got < 0) ok = 0;
             tokens += got;
         }
         if (!ok) break;
-        qsort(row.data, row.len, sizeof(int32_t), cmp_int32); /* np.unique's order: word ids ascending */
+        sort_ids((int32_t *)row.data, row.len); /* np.unique's order: word ids ascending */
         if (vec_reserve(&ids, ids.len + row.len) < 0 || vec_reserve(&counts, counts.len + row.len) < 0) {
             ok = 0;
             break;
@@ -275,24 +329,38 @@ static PyObject *count_words(PyObject *self, PyObject *args) {
         }
         VEC_AT(row_len, int64_t, row_len.len++) = (int64_t)row.len;
     }
-    if (ok) out = Py_BuildValue("(ONNNn)", words, vec_bytes(&row_len), vec_bytes(&ids), vec_bytes(&counts), tokens);
-    if (words) vocab_free(&v);
-    Py_XDECREF(words);
-    free(row.data), free(ids.data), free(counts.data), free(row_len.data), free(buf.data);
+    if (ok) out = Py_BuildValue("(ONNNn)", v.words, vec_bytes(&row_len), vec_bytes(&ids), vec_bytes(&counts), tokens);
+    vocab_free(&v);
+    free(row.data), free(ids.data), free(counts.data), free(row_len.data);
     PyBuffer_Release(&bb);
     PyBuffer_Release(&pb);
     return out;
 }
 
-/* ---- chunk cuts ------------------------------------------------------------------------------ */
+/* ---- markdown chunks ------------------------------------------------------------------------ */
+/* The twin of chunking.chunk_markdown's Python path (_blocks, _cuts_python, _trail_at, _Lines),
+ * step by step; tested equal on every note of several corpora under several settings. */
 enum { BREAK_NONE, BREAK_SENTENCE, BREAK_BLOCK, BREAK_HEADING };
 enum { BLOCK_TEXT, BLOCK_HEADING, BLOCK_CODE };
 
-static Py_ssize_t lower_bound(const int64_t *a, Py_ssize_t n, int64_t x) {
+typedef struct {
+    int64_t start, end, kind, trail; /* trail: index into the trails list (0: no heading yet) */
+} Block;
+
+typedef struct {
+    PyObject *text;
+    int kind;
+    const void *data;
+    Py_ssize_t len;
+} Text;
+
+#define CH(t, i) PyUnicode_READ((t)->kind, (t)->data, (i))
+
+static Py_ssize_t lower_bound(const int64_t *a, Py_ssize_t n, Py_ssize_t stride, int64_t x) {
     Py_ssize_t lo = 0, hi = n;
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < x)
+        if (a[mid * stride] < x)
             lo = mid + 1;
         else
             hi = mid;
@@ -300,104 +368,265 @@ static Py_ssize_t lower_bound(const int64_t *a, Py_ssize_t n, int64_t x) {
     return lo;
 }
 
-static int int64_items(PyObject *seq, Py_ssize_t n, int64_t *out) {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (out[i] == -1 && PyErr_Occurred()) return -1;
-    }
+static int push_block(Vec *blocks, int64_t start, int64_t end, int64_t kind, int64_t trail) {
+    if (vec_reserve(blocks, blocks->len + 1) < 0) return -1;
+    VEC_AT(*blocks, Block, blocks->len++) = (Block){start, end, kind, trail};
     return 0;
 }
 
-/* Where chunk_markdown cuts: see _cuts_python in chunking.py, which this follows step by step. */
-static PyObject *word_cuts(PyObject *self, PyObject *args) {
-    PyObject *text, *bs_obj, *be_obj, *bk_obj;
+/* A paragraph from `start` ends at `end`, less trailing whitespace (_blocks.close_para). */
+static int close_para(const Text *t, Vec *blocks, Py_ssize_t *para, Py_ssize_t end, int64_t trail) {
+    if (*para < 0) return 0;
+    while (end > *para && is_space(CH(t, end - 1))) end--;
+    int bad = end > *para ? push_block(blocks, *para, end, BLOCK_TEXT, trail) : 0;
+    *para = -1;
+    return bad;
+}
+
+/* A heading line's title (the regexes' group 2, .strip()ped), or NULL with no error if `pos`
+ * starts no heading. `mark` is '#' (ATX: trailing " \t#" dropped) or '*' (org). */
+static PyObject *heading_title(const Text *t, Py_ssize_t pos, Py_ssize_t line_end, Py_UCS4 mark, Py_ssize_t *level) {
+    Py_ssize_t k = pos;
+    while (k < line_end && CH(t, k) == mark) k++;
+    *level = k - pos;
+    if (*level < 1 || *level > 6 || k >= line_end || (CH(t, k) != ' ' && CH(t, k) != '\t')) return NULL;
+    while (k < line_end && (CH(t, k) == ' ' || CH(t, k) == '\t')) k++;
+    Py_ssize_t end = line_end;
+    if (mark == '#')
+        while (end > k && (CH(t, end - 1) == ' ' || CH(t, end - 1) == '\t' || CH(t, end - 1) == '#')) end--;
+    PyObject *sub = PyUnicode_Substring(t->text, k, end);
+    if (!sub) return NULL;
+    PyObject *title = PyObject_CallMethodNoArgs(sub, strip_name);
+    Py_DECREF(sub);
+    return title;
+}
+
+/* Paragraphs, headings and fenced code blocks of the body with their heading trails (_blocks);
+ * trails[i] is a trail joined by `sep` (trails[0] = "": before the first heading). */
+static int find_blocks(const Text *t, Py_ssize_t body_start, Py_UCS4 mark, PyObject *sep, Vec *blocks,
+                       PyObject *trails) {
+    PyObject *titles[6] = {NULL};
+    Py_ssize_t levels[6], depth = 0, para = -1, fence_start = 0;
+    Py_UCS4 fence = 0;
+    int64_t trail = 0;
+    int bad = 0;
+    for (Py_ssize_t pos = body_start; !bad && pos <= t->len;) {
+        Py_ssize_t line_end = pos;
+        while (line_end < t->len && CH(t, line_end) != '\n') line_end++;
+        Py_ssize_t s = pos; /* first non-space: line.lstrip() */
+        while (s < line_end && is_space(CH(t, s))) s++;
+        Py_ssize_t k = pos; /* ^[ \t]{0,3}(`{3,}|~{3,}) */
+        while (k < line_end && k - pos < 3 && (CH(t, k) == ' ' || CH(t, k) == '\t')) k++;
+        Py_UCS4 c = k < line_end ? CH(t, k) : 0;
+        Py_ssize_t level;
+        if (fence) {
+            if (s + 3 <= line_end && CH(t, s) == fence && CH(t, s + 1) == fence && CH(t, s + 2) == fence) {
+                bad = push_block(blocks, fence_start, line_end, BLOCK_CODE, trail);
+                fence = 0;
+            }
+        } else if ((c == '`' || c == '~') && k + 3 <= line_end && CH(t, k + 1) == c && CH(t, k + 2) == c) {
+            bad = close_para(t, blocks, &para, pos, trail);
+            fence = c, fence_start = pos;
+        } else if (pos < line_end && CH(t, pos) == mark) {
+            PyObject *title = heading_title(t, pos, line_end, mark, &level);
+            if (!title) { /* not a heading: a text line (it starts with the mark, so it is not blank) */
+                if (PyErr_Occurred())
+                    bad = -1;
+                else if (para < 0)
+                    para = pos;
+            } else {
+                bad = close_para(t, blocks, &para, pos, trail);
+                while (depth && levels[depth - 1] >= level) {
+                    depth--; /* not inside Py_CLEAR: a macro that names its argument more than once */
+                    Py_CLEAR(titles[depth]);
+                }
+                levels[depth] = level, titles[depth++] = title;
+                PyObject *tuple = PyTuple_New(depth);
+                PyObject *joined = NULL;
+                if (tuple) {
+                    for (Py_ssize_t d = 0; d < depth; d++) PyTuple_SET_ITEM(tuple, d, Py_NewRef(titles[d]));
+                    joined = PyUnicode_Join(sep, tuple);
+                    Py_DECREF(tuple);
+                }
+                if (!joined || PyList_Append(trails, joined) < 0) bad = -1;
+                Py_XDECREF(joined);
+                trail = PyList_GET_SIZE(trails) - 1;
+                if (!bad) bad = push_block(blocks, pos, line_end, BLOCK_HEADING, trail);
+            }
+        } else if (s == line_end) {
+            bad = close_para(t, blocks, &para, pos, trail);
+        } else if (para < 0) {
+            para = pos;
+        }
+        pos = line_end + 1;
+    }
+    if (!bad && fence) bad = push_block(blocks, fence_start, t->len, BLOCK_CODE, trail);
+    if (!bad) bad = close_para(t, blocks, &para, t->len, trail);
+    for (Py_ssize_t d = 0; d < depth; d++) Py_XDECREF(titles[d]);
+    return bad;
+}
+
+/* Where chunks start and end, in words (_cuts_python): appends (first word, last word + 1) pairs. */
+static int cut_words(const Text *t, const int64_t *ws, const int64_t *we, Py_ssize_t n, const Vec *blocks,
+                     Py_ssize_t size, Py_ssize_t overlap, Py_ssize_t lo, Vec *cuts) {
+    Py_ssize_t short_max = size + size / 4; /* a little over beats a tiny last chunk */
+    if (!n) return 0;
+    if (n <= short_max) { /* the common short note: one chunk */
+        if (vec_reserve(cuts, 2) < 0) return -1;
+        VEC_AT(*cuts, int64_t, cuts->len++) = 0;
+        VEC_AT(*cuts, int64_t, cuts->len++) = n;
+        return 0;
+    }
+    signed char *breaks = calloc((size_t)n, 1);
+    if (!breaks) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 1; k < n; k++) {
+        Py_UCS4 ch = CH(t, we[k - 1] - 1);
+        breaks[k] = (ch == '.' || ch == '!' || ch == '?' || ch == ':' || ch == ';') ? BREAK_SENTENCE : BREAK_NONE;
+    }
+    const Block *b = (const Block *)blocks->data;
+    Py_ssize_t n_blocks = (Py_ssize_t)blocks->len;
+    for (Py_ssize_t i = 0; i < n_blocks; i++) {
+        Py_ssize_t first = lower_bound(ws, n, 1, b[i].start);
+        if (first < n) breaks[first] = b[i].kind == BLOCK_HEADING ? BREAK_HEADING : BREAK_BLOCK;
+    }
+    for (Py_ssize_t i = 0; i < n_blocks; i++) { /* never cut inside a code block if a better place exists */
+        if (b[i].kind != BLOCK_CODE) continue;
+        Py_ssize_t first = lower_bound(ws, n, 1, b[i].start), last = lower_bound(ws, n, 1, b[i].end);
+        for (Py_ssize_t k = first + 1; k < last; k++) breaks[k] = BREAK_NONE;
+    }
+    int bad = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t cut;
+        if (n - i <= short_max) {
+            cut = n;
+        } else {
+            int best = 0;
+            cut = i + size;
+            for (Py_ssize_t k = i + lo; k <= i + size; k++) /* the best break, the later on a tie */
+                if (breaks[k] && breaks[k] >= best) best = breaks[k], cut = k;
+        }
+        if ((bad = vec_reserve(cuts, cuts->len + 2)) < 0) break;
+        VEC_AT(*cuts, int64_t, cuts->len++) = i;
+        VEC_AT(*cuts, int64_t, cuts->len++) = cut;
+        if (cut >= n) break;
+        i = breaks[cut] >= BREAK_BLOCK ? cut : (cut - overlap > i + 1 ? cut - overlap : i + 1);
+    }
+    free(breaks);
+    return bad;
+}
+
+/* A chunk's heading trail (_trail_at): that of its first text block under a heading, else of its
+ * first heading, else none. */
+static int64_t trail_at(const Vec *blocks, int64_t start, int64_t end) {
+    const Block *b = (const Block *)blocks->data;
+    Py_ssize_t n = (Py_ssize_t)blocks->len;
+    Py_ssize_t lo = 0, hi = n; /* first block ending after start */
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (b[mid].end <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t first_heading = 0;
+    for (Py_ssize_t i = lo; i < n && b[i].start < end; i++) {
+        if (b[i].kind != BLOCK_HEADING && b[i].trail) return b[i].trail;
+        if (b[i].kind == BLOCK_HEADING && !first_heading) first_heading = b[i].trail;
+    }
+    return first_heading;
+}
+
+static PyObject *markdown_chunks(PyObject *self, PyObject *args) {
+    PyObject *text, *sep;
     Py_ssize_t body_start, size, overlap, lo;
-    if (!PyArg_ParseTuple(args, "UnnnnOOO", &text, &body_start, &size, &overlap, &lo, &bs_obj, &be_obj, &bk_obj))
-        return NULL;
-    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
-    if (body_start < 0 || body_start > len || size < 1 || overlap < 0 || overlap >= size || lo < 1 || lo > size) {
-        PyErr_SetString(PyExc_ValueError, "word_cuts: bad body start, size, overlap or shortest chunk");
+    int org;
+    if (!PyArg_ParseTuple(args, "UnpUnnn", &text, &body_start, &org, &sep, &size, &overlap, &lo)) return NULL;
+    Text t = {text, PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)};
+    if (body_start < 0 || body_start > t.len || size < 1 || overlap < 0 || overlap >= size || lo < 1 || lo > size) {
+        PyErr_SetString(PyExc_ValueError, "markdown_chunks: bad body start, size, overlap or shortest chunk");
         return NULL;
     }
-    PyObject *bs = PySequence_Fast(bs_obj, "block starts"), *be = PySequence_Fast(be_obj, "block ends");
-    PyObject *bk = PySequence_Fast(bk_obj, "block kinds");
-    PyObject *out = NULL;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Vec starts = {NULL, 0, 0, 8}, ends = {NULL, 0, 0, 8}, cuts = {NULL, 0, 0, 8}, blocks = {NULL, 0, 0, 8};
-    signed char *breaks = NULL;
-    if (!bs || !be || !bk) goto done;
-    Py_ssize_t n_blocks = PySequence_Fast_GET_SIZE(bs);
-    if (PySequence_Fast_GET_SIZE(be) != n_blocks || PySequence_Fast_GET_SIZE(bk) != n_blocks) {
-        PyErr_SetString(PyExc_ValueError, "word_cuts: one start, end and kind per block");
+    Vec blocks = {NULL, 0, 0, sizeof(Block)}, words = {NULL, 0, 0, 16}, cuts = {NULL, 0, 0, 8};
+    Vec rows = {NULL, 0, 0, 8}, newlines = {NULL, 0, 0, 8};
+    PyObject *out = NULL, *trails = PyList_New(1);
+    if (!trails) return NULL;
+    PyList_SET_ITEM(trails, 0, PyUnicode_New(0, 0));
+    if (!PyList_GET_ITEM(trails, 0) || find_blocks(&t, body_start, org ? '*' : '#', sep, &blocks, trails) < 0)
         goto done;
-    }
-    /* whitespace-separated words of the body (str.split()) */
-    for (Py_ssize_t i = body_start; i < len;) {
-        if (is_space(PyUnicode_READ(kind, data, i))) {
+    for (Py_ssize_t i = 0; i < t.len; i++) /* for line numbers */
+        if (CH(&t, i) == '\n' && (vec_reserve(&newlines, newlines.len + 1) < 0 ||
+                                  (VEC_AT(newlines, int64_t, newlines.len++) = i, 0)))
+            goto done;
+    for (Py_ssize_t i = body_start; i < t.len;) { /* whitespace-separated words (str.split()) */
+        if (is_space(CH(&t, i))) {
             i++;
             continue;
         }
         Py_ssize_t j = i + 1;
-        while (j < len && !is_space(PyUnicode_READ(kind, data, j))) j++;
-        if (vec_reserve(&starts, starts.len + 1) < 0 || vec_reserve(&ends, ends.len + 1) < 0) goto done;
-        VEC_AT(starts, int64_t, starts.len++) = i;
-        VEC_AT(ends, int64_t, ends.len++) = j;
+        while (j < t.len && !is_space(CH(&t, j))) j++;
+        if (vec_reserve(&words, words.len + 1) < 0) goto done;
+        VEC_AT(words, int64_t, 2 * words.len) = i;
+        VEC_AT(words, int64_t, 2 * words.len + 1) = j;
+        words.len++;
         i = j;
     }
-    Py_ssize_t n = (Py_ssize_t)starts.len;
-    const int64_t *ws = (const int64_t *)starts.data, *we = (const int64_t *)ends.data;
-    Py_ssize_t short_max = size + size / 4; /* a little over beats a tiny last chunk */
-    if (n && n <= short_max) {             /* the common short note: one chunk */
-        if (vec_reserve(&cuts, 2) < 0) goto done;
-        VEC_AT(cuts, int64_t, 0) = ws[0];
-        VEC_AT(cuts, int64_t, 1) = we[n - 1];
-        cuts.len = 2;
-    } else if (n) {
-        breaks = calloc((size_t)n, 1);
-        if (!breaks || vec_reserve(&blocks, (size_t)n_blocks * 3 + 1) < 0) {
-            if (!breaks) PyErr_NoMemory();
-            goto done;
-        }
-        for (Py_ssize_t k = 1; k < n; k++) {
-            Py_UCS4 ch = PyUnicode_READ(kind, data, we[k - 1] - 1);
-            breaks[k] = (ch == '.' || ch == '!' || ch == '?' || ch == ':' || ch == ';') ? BREAK_SENTENCE : BREAK_NONE;
-        }
-        int64_t *b_start = (int64_t *)blocks.data, *b_end = b_start + n_blocks, *b_kind = b_end + n_blocks;
-        if (int64_items(bs, n_blocks, b_start) < 0 || int64_items(be, n_blocks, b_end) < 0 ||
-            int64_items(bk, n_blocks, b_kind) < 0)
-            goto done;
-        for (Py_ssize_t b = 0; b < n_blocks; b++) {
-            Py_ssize_t first = lower_bound(ws, n, b_start[b]);
-            if (first < n) breaks[first] = b_kind[b] == BLOCK_HEADING ? BREAK_HEADING : BREAK_BLOCK;
-        }
-        for (Py_ssize_t b = 0; b < n_blocks; b++) { /* never cut inside a code block if a better place exists */
-            Py_ssize_t first = lower_bound(ws, n, b_start[b]), last = lower_bound(ws, n, b_end[b]);
-            if (b_kind[b] == BLOCK_CODE && first < n)
-                for (Py_ssize_t k = first + 1; k < last; k++) breaks[k] = BREAK_NONE;
-        }
-        for (Py_ssize_t i = 0; i < n;) {
-            Py_ssize_t cut;
-            if (n - i <= short_max) {
-                cut = n;
-            } else {
-                int best = 0;
-                cut = i + size;
-                for (Py_ssize_t k = i + lo; k <= i + size; k++) /* the best break, the later on a tie */
-                    if (breaks[k] && breaks[k] >= best) best = breaks[k], cut = k;
-            }
-            if (vec_reserve(&cuts, cuts.len + 2) < 0) goto done;
-            VEC_AT(cuts, int64_t, cuts.len++) = ws[i];
-            VEC_AT(cuts, int64_t, cuts.len++) = we[cut - 1];
-            if (cut >= n) break;
-            i = breaks[cut] >= BREAK_BLOCK ? cut : (cut - overlap > i + 1 ? cut - overlap : i + 1);
-        }
+    Py_ssize_t n = (Py_ssize_t)words.len;
+    int64_t *ws = malloc(sizeof(int64_t) * (size_t)(n ? 2 * n : 1)), *we = ws + n;
+    if (!ws) {
+        PyErr_NoMemory();
+        goto done;
     }
-    out = vec_bytes(&cuts);
+    for (Py_ssize_t i = 0; i < n; i++) ws[i] = VEC_AT(words, int64_t, 2 * i), we[i] = VEC_AT(words, int64_t, 2 * i + 1);
+    int bad = cut_words(&t, ws, we, n, &blocks, size, overlap, lo, &cuts);
+    for (size_t c = 0; !bad && c < cuts.len; c += 2) {
+        int64_t start = ws[VEC_AT(cuts, int64_t, c)], end = we[VEC_AT(cuts, int64_t, c + 1) - 1];
+        const int64_t *nl = (const int64_t *)newlines.data;
+        Py_ssize_t n_nl = (Py_ssize_t)newlines.len;
+        int64_t row[5] = {start, end, 1 + lower_bound(nl, n_nl, 1, start),
+                          1 + lower_bound(nl, n_nl, 1, end - 1 > start ? end - 1 : start), trail_at(&blocks, start, end)};
+        if ((bad = vec_reserve(&rows, rows.len + 5)) < 0) break;
+        memcpy(&VEC_AT(rows, int64_t, rows.len), row, sizeof(row));
+        rows.len += 5;
+    }
+    free(ws);
+    if (!bad) out = Py_BuildValue("(NO)", vec_bytes(&rows), trails);
 done:
-    Py_XDECREF(bs), Py_XDECREF(be), Py_XDECREF(bk);
-    free(starts.data), free(ends.data), free(cuts.data), free(blocks.data), free(breaks);
+    Py_DECREF(trails);
+    free(blocks.data), free(words.data), free(cuts.data), free(rows.data), free(newlines.data);
     return out;
+}
+
+/* ---- merging vocabularies -------------------------------------------------------------------- */
+static PyObject *intern_words(PyObject *self, PyObject *args) {
+    PyObject *vocab, *words;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &vocab, &PyList_Type, &words)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(words);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, sizeof(int32_t) * n);
+    if (!out) return NULL;
+    int32_t *ids = (int32_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyList_GET_ITEM(words, i), *id = PyDict_GetItemWithError(vocab, w);
+        if (id) {
+            ids[i] = (int32_t)PyLong_AsLong(id);
+            if (ids[i] == -1 && PyErr_Occurred()) goto fail;
+            continue;
+        }
+        Py_ssize_t next = PyDict_GET_SIZE(vocab);
+        if (PyErr_Occurred() || next > INT32_MAX) goto fail;
+        PyObject *value = PyLong_FromSsize_t(next);
+        int bad = !value || PyDict_SetItem(vocab, w, value) < 0;
+        Py_XDECREF(value);
+        if (bad) goto fail;
+        ids[i] = (int32_t)next;
+    }
+    return out;
+fail:
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_OverflowError, "more than 2**31 distinct words");
+    Py_DECREF(out);
+    return NULL;
 }
 
 static PyMethodDef methods[] = {
@@ -406,22 +635,27 @@ static PyMethodDef methods[] = {
      "pieces: list of str; bounds: int64 (start, end) per piece; chunk_ptr: int64, chunk c is pieces\n"
      "chunk_ptr[c]:chunk_ptr[c + 1]. Words are casefolded `\\w+` runs, ids in first-seen order; per chunk\n"
      "its distinct word ids ascending (int32 bytes) with their counts (int32), row_len int64 per chunk."},
-    {"word_cuts", word_cuts, METH_VARARGS,
-     "word_cuts(text, body_start, size, overlap, shortest, block_starts, block_ends, block_kinds) -> int64 bytes:\n"
-     "(start, end) per chunk of a markdown note, as chunking.chunk_markdown cuts it."},
+    {"markdown_chunks", markdown_chunks, METH_VARARGS,
+     "markdown_chunks(text, body_start, org, sep, size, overlap, shortest) -> (rows, trails): rows are int64 bytes,\n"
+     "(start, end, start line, end line, trail index) per chunk, as chunking.chunk_markdown cuts the note; trails\n"
+     "are the heading trails joined by sep (trails[0] = '')."},
+    {"intern_words", intern_words, METH_VARARGS,
+     "intern_words(vocab, words) -> int32 bytes: each word's id in the dict vocab, adding an unseen word\n"
+     "with the next id (len(vocab))."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_text",
-                                    "Compiled text kernels: word counting and chunk cuts (see tokenize.py).", -1,
+                                    "Compiled text kernels: word counting, vocabularies and markdown chunks (see tokenize.py).", -1,
                                     methods};
 
 PyMODINIT_FUNC PyInit__text(void) {
-    for (int c = 0; c < 128; c++) {
-        ascii_word[c] = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-        ascii_space[c] = (c >= 9 && c <= 13) || (c >= 28 && c <= 32);
+    for (Py_UCS4 c = 0; c < 0x10000; c++) {
+        bmp_word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
+        bmp_space[c] = Py_UNICODE_ISSPACE(c);
     }
     casefold_name = PyUnicode_InternFromString("casefold");
-    if (!casefold_name) return NULL;
+    strip_name = PyUnicode_InternFromString("strip");
+    if (!casefold_name || !strip_name) return NULL;
     return PyModule_Create(&module);
 }

@@ -16,7 +16,7 @@ import numpy as np
 from .arrays import ranges
 from .loader import Note
 
-try:  # compiled twin of _cuts_python (ragdesk/core/_text.c); absent without a C compiler
+try:  # compiled twin of chunk_markdown's Python path (ragdesk/core/_text.c); absent without a C compiler
     from . import _text
 except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
     _text = None
@@ -151,13 +151,18 @@ class _Block:
     is_code: bool = False
 
 
+def _is_org(note: Note) -> bool:
+    """Org-mode headings are `* Title`; markdown's (every other note type) are `# Title`."""
+    return note.path.lower().endswith(".org")
+
+
 def _blocks(note: Note) -> list[_Block]:
     """Paragraphs, headings and fenced code blocks of the body, each with its heading trail."""
     text = note.text
     blocks: list[_Block] = []
     trail: list[tuple[int, str]] = []
     trail_t: tuple[str, ...] = ()
-    heading_re, heading_char = (_ORG_HEADING, "*") if note.path.lower().endswith(".org") else (_ATX, "#")
+    heading_re, heading_char = (_ORG_HEADING, "*") if _is_org(note) else (_ATX, "#")
     para_start: int | None = None
     fence: str | None = None
     fence_start = 0
@@ -251,31 +256,28 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
     fair) while sections, paragraphs and code blocks stay whole where they fit. Neighbours
     share `overlap` words where a cut falls inside a paragraph.
     """
+    lo = max(1, int(options.size * options.min_fill))
+    if _text is not None:
+        flat, trails = _text.markdown_chunks(
+            note.text, note.body_start, _is_org(note), HEADING_SEP, options.size, options.overlap, lo
+        )
+        text = note.text
+        return [
+            Chunk(note.path, trails[trail], first, last, start, end, text[start:end])
+            for start, end, first, last, trail in np.frombuffer(flat, np.int64).reshape(-1, 5).tolist()
+        ]
     lines = _Lines(note.text)
     blocks = _blocks(note)
     block_ends = [b.end for b in blocks]
-    lo = max(1, int(options.size * options.min_fill))
-    if _text is not None:
-        kinds = [_KIND_HEADING if b.is_heading else _KIND_CODE if b.is_code else _KIND_TEXT for b in blocks]
-        flat = _text.word_cuts(
-            note.text, note.body_start, options.size, options.overlap, lo, [b.start for b in blocks], block_ends, kinds
-        )
-        bounds = np.frombuffer(flat, np.int64).tolist()
-        cuts = list(zip(bounds[::2], bounds[1::2]))
-    else:
-        cuts = _cuts_python(note, blocks, options.size, options.overlap, lo)
     return [
         _make(note, lines, HEADING_SEP.join(_trail_at(blocks, block_ends, start, end)), start, end)
-        for start, end in cuts
+        for start, end in _cuts_python(note, blocks, options.size, options.overlap, lo)
     ]
-
-
-_KIND_TEXT, _KIND_HEADING, _KIND_CODE = 0, 1, 2  # block kinds as _text.word_cuts takes them
 
 
 def _cuts_python(note: Note, blocks: list[_Block], size: int, overlap: int, lo: int) -> list[tuple[int, int]]:
     """The (start, end) character spans of chunk_markdown's chunks; `lo`: fewest words before a cut.
-    The compiled twin is _text.word_cuts (tested equal)."""
+    _text.markdown_chunks is the compiled twin of this, _blocks, _trail_at and _Lines (tested equal)."""
     body = note.text[note.body_start :]
     if len(body.split()) <= size + size // 4:  # the common short note: one chunk, no cut to choose
         stripped = body.strip()

@@ -380,6 +380,9 @@ def _trigram_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], 
     """`build_word_map` for trigrams without a Python loop over trigrams: every padded word's
     code points in one array, each window of three packed into one integer (21 bits a code point)."""
     words = [analyzer.normalized_word(w) for w in vocab]  # accents folded, stop words ""
+    if _kernel is not None:  # the same map, hashing trigrams instead of sorting them all twice
+        terms, ptr, ids, mult = _kernel.trigram_word_map(words)
+        return terms, np.frombuffer(ptr, np.int64), np.frombuffer(ids, np.int32), np.frombuffer(mult, np.int32)
     lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
     if not lengths.sum():
         return [], np.zeros(len(vocab) + 1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)

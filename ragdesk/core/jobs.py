@@ -74,8 +74,8 @@ def build_job(
             cancelled=cancel.is_set,
             previous=previous,
             reuse_stored=damaged is None,
+            warm=analyzer,
         )
-        library.warm(analyzer)
         if embedder is not None:  # embeddings for dense and hybrid search, here rather than in the window's process
             library.dense_matrix(
                 embedder,

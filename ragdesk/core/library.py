@@ -6,11 +6,12 @@ breakdowns and chunk texts all come from a `Library`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
@@ -46,7 +47,7 @@ from .index import (
     terms_of_rows,
 )
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
-from .tokenize import BatchResult, NoteRecord, _Vocab, process_batch
+from .tokenize import BatchResult, NoteRecord, _Vocab, intern_words, process_batch
 
 ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
 CancelFn = Callable[[], bool]
@@ -875,13 +876,13 @@ def _batches(files: list[NoteFile]) -> list[list[NoteFile]]:
 def _run_batches(
     batches: list[list[NoteFile]],
     options: ChunkOptions,
-    workers: int,
+    pool: ProcessPoolExecutor | None,
     total_files: int,
     done_files: int,
     progress: ProgressFn | None,
     cancelled: CancelFn | None,
 ) -> list[BatchResult]:
-    """Process batches, in worker processes when there is enough work; results in batch order."""
+    """Process batches, in the worker processes of `pool` if given; results in batch order."""
     results: list[BatchResult | None] = [None] * len(batches)
     chunks = 0
 
@@ -893,36 +894,54 @@ def _run_batches(
         if progress is not None:
             progress(done_files, total_files, chunks, batches[i][-1].path)
 
-    def check_cancel() -> None:
-        if cancelled is not None and cancelled():
-            raise BuildCancelled("indexing was cancelled")
-
-    if workers <= 1:
-        for i, batch in enumerate(batches):
-            check_cancel()
-            report(i, process_batch(batch, options))
-        return [r for r in results if r is not None]
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-            pending: dict[Future[BatchResult], int] = {}
+    if pool is not None:
+        try:
+            pending = {pool.submit(process_batch, batch, options): i for i, batch in enumerate(batches)}
             try:
-                for i, batch in enumerate(batches):
-                    pending[pool.submit(process_batch, batch, options)] = i
                 while pending:
                     done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-                    check_cancel()
+                    _check_cancel(cancelled)
                     for fut in done:
                         report(pending.pop(fut), fut.result())
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-    except BrokenProcessPool:
-        pass  # workers could not start (e.g. no importable __main__): finish in this process
+        except BrokenProcessPool:
+            pass  # workers could not start (e.g. no importable __main__): finish in this process
     for i, batch in enumerate(batches):
         if results[i] is None:
-            check_cancel()
+            _check_cancel(cancelled)
             report(i, process_batch(batch, options))
     return [r for r in results if r is not None]
+
+
+def _check_cancel(cancelled: CancelFn | None) -> None:
+    if cancelled is not None and cancelled():
+        raise BuildCancelled("indexing was cancelled")
+
+
+def _derive_in(
+    pool: ProcessPoolExecutor, config: AnalyzerConfig, cancelled: CancelFn | None
+) -> Callable[[Path], Callable[[], None]]:
+    """Start deriving `config`'s indexes in `pool` once a generation's forward index is on disk
+    (the batch workers are warm and idle while this process writes the rest of the generation);
+    returns a function that waits for them. A derivation that failed is done again by `warm`."""
+
+    def start(gen: Path) -> Callable[[], None]:
+        try:
+            futures = [pool.submit(_derive_and_publish, str(gen), cfg) for cfg, _ in config.parts()]
+        except (BrokenProcessPool, RuntimeError):  # no workers (or shut down): derived on first use
+            return lambda: None
+
+        def finish() -> None:
+            pending = set(futures)
+            while pending:
+                _, pending = wait(pending, timeout=0.1)
+                _check_cancel(cancelled)
+
+        return finish
+
+    return start
 
 
 def _same_settings(previous: Library | None, settings: IndexSettings) -> bool:
@@ -938,10 +957,13 @@ def build_index(
     workers: int | None = None,
     previous: Library | None = None,
     reuse_stored: bool = True,
+    warm: AnalyzerConfig | None = None,
 ) -> tuple[Library, BuildReport]:
     """Build or refresh the index of `folder`, re-reading only new and changed notes.
 
     `reuse_stored=False` ignores the stored index (a full build), e.g. after it was found damaged.
+    `warm`: also derive (or load) that analyzer's indexes before returning, as `Library.warm`
+    does; a full build derives them in its worker processes while it writes the rest.
 
     The result is exactly what a full rebuild gives (same chunks, N, avgdl, n_t, scores).
     On cancel or failure nothing is published and the previous index stays current.
@@ -1000,18 +1022,24 @@ def build_index(
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     if todo_bytes < PARALLEL_MIN_BYTES:
         n_workers = 1
-    results = _run_batches(_batches(todo), settings.chunk, n_workers, len(files), len(reuse), progress, cancelled)
-    if cancelled is not None and cancelled():
-        raise BuildCancelled("indexing was cancelled")
-    # Every skipped or re-decoded file: found by the walk, unreadable as before, re-decoded as
-    # before (notes kept), or found now.
-    skipped = walk_skipped + carried + [s for p, s in prev_read_skips.items() if s.loaded and p in reuse]
-    skipped = sorted(skipped + [s for r in results for s in r.skipped], key=lambda s: s.path)
-    plan = _plan_delta(previous, files, reuse)
-    if plan is not None and previous is not None:
-        library = _write_delta(folder_path, root, settings, files, plan, previous, results, skipped)
-    else:
-        library = _assemble(folder_path, root, settings, files, reuse, previous, results, skipped)
+    with contextlib.ExitStack() as stack:
+        pool = None
+        if n_workers > 1:
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn")))
+        results = _run_batches(_batches(todo), settings.chunk, pool, len(files), len(reuse), progress, cancelled)
+        _check_cancel(cancelled)
+        # Every skipped or re-decoded file: found by the walk, unreadable as before, re-decoded as
+        # before (notes kept), or found now.
+        skipped = walk_skipped + carried + [s for p, s in prev_read_skips.items() if s.loaded and p in reuse]
+        skipped = sorted(skipped + [s for r in results for s in r.skipped], key=lambda s: s.path)
+        plan = _plan_delta(previous, files, reuse)
+        if plan is not None and previous is not None:
+            library = _write_delta(folder_path, root, settings, files, plan, previous, results, skipped)
+        else:
+            derive = _derive_in(pool, warm, cancelled) if pool is not None and warm is not None else None
+            library = _assemble(folder_path, root, settings, files, reuse, previous, results, skipped, derive)
+    if warm is not None:
+        library.warm(warm)
     report.files, report.chunks, report.tokens = len(library.notes), library.n_chunks, library.n_tokens
     report.skipped = library.skipped
     report.elapsed_s = time.perf_counter() - t0
@@ -1027,10 +1055,12 @@ def _write_segment(
     previous: Library | None,
     results: list[BatchResult],
     skipped: list[Skipped],
+    derive: Callable[[Path], Callable[[], None]] | None = None,
 ) -> dict[str, Any]:
     """Write reused notes (from `previous`) and freshly processed batches, in path order, into
     the folder `gen` as a complete index, with `skipped` as its list of skipped files; returns
-    its manifest."""
+    its manifest. `derive(gen)` is called once the forward index is on disk; what it returns is
+    called before the manifest is written."""
     vocab = _Vocab()
     headings = _Vocab()
     if previous is not None:
@@ -1042,8 +1072,8 @@ def _write_segment(
     fresh: dict[str, tuple[int, int]] = {}
     batch_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for bi, r in enumerate(results):
-        wmap = np.array([vocab[w] for w in r.vocab], dtype=np.int32)
-        hmap = np.array([headings[h] for h in r.headings], dtype=np.int32)
+        wmap = intern_words(vocab, r.vocab)
+        hmap = intern_words(headings, r.headings)
         row_ptr = np.concatenate(([0], np.cumsum(r.row_len))).astype(np.int64)
         chunk_ptr = np.concatenate(([0], np.cumsum([n.n_chunks for n in r.notes]))).astype(np.int64)
         batch_maps.append((wmap, hmap, row_ptr, chunk_ptr))
@@ -1108,11 +1138,14 @@ def _write_segment(
     files_info = store.write_arrays(
         gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
     )
+    derived = derive(gen) if derive is not None else None
     files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
     files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
     files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
     files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
     counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
+    if derived is not None:
+        derived()
     return _write_manifest(gen, folder, settings, counts_info, files_info)
 
 
@@ -1148,11 +1181,13 @@ def _assemble(
     previous: Library | None,
     results: list[BatchResult],
     skipped: list[Skipped],
+    derive: Callable[[Path], Callable[[], None]] | None = None,
 ) -> Library:
-    """A new full generation (a new base): every note, reused or fresh, in one segment."""
+    """A new full generation (a new base): every note, reused or fresh, in one segment.
+    `derive` (see _derive_in) starts deriving analyzer indexes once the forward index is written."""
     gen = store.new_generation(root)
     try:
-        manifest = _write_segment(gen, folder, settings, files, reuse, previous, results, skipped)
+        manifest = _write_segment(gen, folder, settings, files, reuse, previous, results, skipped, derive)
         store.publish(root, gen)
     except BaseException:
         store.discard(gen)

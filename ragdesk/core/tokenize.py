@@ -111,6 +111,13 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
     return out
 
 
+def intern_words(vocab: dict[str, int], words: list[str]) -> np.ndarray:
+    """The ids of `words` in `vocab` (int32), adding each unseen word with the next id, len(vocab)."""
+    if _text is not None:
+        return np.frombuffer(_text.intern_words(vocab, words), np.int32)
+    return np.array([vocab.setdefault(w, len(vocab)) for w in words], dtype=np.int32)
+
+
 def count_words(
     pieces: list[str], bounds: np.ndarray, chunk_ptr: np.ndarray
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, int]:

@@ -219,8 +219,9 @@ def test_compiled_kernel_is_built_where_required() -> None:
     ],
 )
 def test_compiled_derivation_equals_the_sparse_product(config: AnalyzerConfig, tmp_path: Path) -> None:
-    """The kernel's term-major postings (no sort needed) are the scipy product's, array for array;
-    on the bundled notes in six languages, with stop words that leave some words without terms."""
+    """The kernel's term-major postings (no sort needed) from its hashed trigram word map are the
+    scipy product's from numpy's sorted word map, array for array; on the bundled notes in six
+    languages, with stop words that leave some words without terms."""
     from importlib import resources
 
     import numpy as np

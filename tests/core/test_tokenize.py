@@ -12,7 +12,7 @@ from ragdesk.core import chunking, tokenize
 from ragdesk.core.chunking import ChunkOptions, chunk_note
 from ragdesk.core.library import _batches
 from ragdesk.core.loader import LoadOptions, read_note, walk_notes
-from ragdesk.core.tokenize import count_words, process_batch
+from ragdesk.core.tokenize import count_words, intern_words, process_batch
 
 SAMPLE_NOTES = Path(str(resources.files("ragdesk.resources").joinpath("sample_notes")))
 
@@ -34,6 +34,12 @@ def test_count_words_rows_list_word_ids_ascending(text_kernel: str) -> None:
     vocab, row_len, ids, counts, _ = count_words(["b a", "c a b a"], np.array([0, 3, 0, 7], np.int64), np.arange(3))
     assert vocab == ["b", "a", "c"]
     assert row_len.tolist() == [2, 3] and ids.tolist() == [0, 1, 0, 1, 2] and counts.tolist() == [1, 1, 1, 2, 1]
+
+
+def test_intern_words_adds_unseen_words_with_the_next_ids(text_kernel: str) -> None:
+    vocab = {"a": 0}
+    assert intern_words(vocab, ["b", "a", "b", "c"]).tolist() == [1, 0, 1, 2]
+    assert vocab == {"a": 0, "b": 1, "c": 2} and intern_words(vocab, []).tolist() == []
 
 
 def test_compiled_count_words_rejects_bad_bounds() -> None:
