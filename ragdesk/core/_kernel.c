@@ -454,28 +454,30 @@ static PyObject *frequencies(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* One pass over the forward index (chunk by chunk). With `docs` NULL it counts the chunks each term
-   occurs in (into nnz); else it sums each chunk's term frequencies over its words (count x
-   multiplicity) in the scratch array `tf` and appends (chunk, tf) at fill[term]++. */
-static void walk_chunks(const int64_t *row_ptr, Py_ssize_t n_chunks, const int32_t *word_ids, const int32_t *counts,
-                        const int64_t *map_ptr, const int32_t *map_ids, const int32_t *map_mult, int32_t *tf,
-                        int32_t *seen, int64_t *nnz, int64_t *fill, int32_t *docs, int32_t *tfs, const double *norms,
-                        double kp1, double *bounds) {
+/* One pass over chunks [first, last) of the forward index. With `docs` NULL it adds to at[term] the
+   number of those chunks each term occurs in; else it sums each chunk's term frequencies over its
+   words (count x multiplicity) in the scratch array `tf` and appends (chunk, tf) at at[term]++
+   (0 if every position was inside docs' n_docs, -1 if not: nothing is written outside). */
+static int walk_chunks(const int64_t *row_ptr, Py_ssize_t first, Py_ssize_t last, const int32_t *word_ids,
+                       const int32_t *counts, const int64_t *map_ptr, const int32_t *map_ids, const int32_t *map_mult,
+                       int32_t *tf, int32_t *seen, int64_t *at, int32_t *docs, int32_t *tfs, int64_t n_docs,
+                       const double *norms, double kp1, double *bounds) {
     if (!docs) { /* counting: only whether a term occurs in the chunk matters; tf holds the last chunk + 1 */
-        for (Py_ssize_t c = 0; c < n_chunks; c++) {
-            int32_t stamp = (int32_t)c + 1;
+        for (Py_ssize_t c = first; c < last; c++) {
+            int32_t stamp = (int32_t)(c - first) + 1;
             for (int64_t j = row_ptr[c]; j < row_ptr[c + 1]; j++) {
                 int32_t w = word_ids[j];
                 for (int64_t m = map_ptr[w]; m < map_ptr[w + 1]; m++) {
                     int32_t t = map_ids[m];
-                    nnz[t] += tf[t] != stamp;
+                    at[t] += tf[t] != stamp;
                     tf[t] = stamp;
                 }
             }
         }
-        return;
+        return 0;
     }
-    for (Py_ssize_t c = 0; c < n_chunks; c++) {
+    int bad = 0;
+    for (Py_ssize_t c = first; c < last; c++) {
         Py_ssize_t n_seen = 0;
         for (int64_t j = row_ptr[c]; j < row_ptr[c + 1]; j++) {
             int32_t w = word_ids[j], cnt = counts[j];
@@ -487,9 +489,13 @@ static void walk_chunks(const int64_t *row_ptr, Py_ssize_t n_chunks, const int32
         }
         for (Py_ssize_t j = 0; j < n_seen; j++) {
             int32_t t = seen[j];
-            int64_t at = fill[t]++;
-            docs[at] = (int32_t)c;
-            tfs[at] = tf[t];
+            int64_t pos = at[t]++;
+            if (pos < 0 || pos >= n_docs) {
+                bad = -1;
+            } else {
+                docs[pos] = (int32_t)c;
+                tfs[pos] = tf[t];
+            }
             if (bounds) { /* numpy's max_tf_weights: f * (k1 + 1) / (f + norm), the largest per term */
                 double f = (double)tf[t], w = f * kp1;
                 w = w / (f + norms[c]);
@@ -498,23 +504,27 @@ static void walk_chunks(const int64_t *row_ptr, Py_ssize_t n_chunks, const int32
             tf[t] = 0;
         }
     }
+    return bad;
 }
 
-/* postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs[, norms,
-   bounds, k1]]): the term-major index derived from the word-level forward index. Without docs/tfs it
-   writes each term's posting count into indptr (n_terms + 1, int64) as offsets; with them (sized
-   indptr[-1]) it fills them: per term, chunks ascending, because chunks are walked in order. With
-   norms (per chunk) and bounds (per term, zeroed) it also records each term's largest tf weight. */
+/* postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, first, last, at[, docs, tfs[,
+   norms, bounds, k1]]): an analyzer's term-major index derived from chunks [first, last) of the
+   word-level forward index. Without docs/tfs it adds each term's number of postings there to `at`
+   (int64 per term); with them it writes each posting at at[term]++ (so, from the offsets of a
+   counting pass, per term chunks ascending: chunks are walked in order). With norms (per chunk) and
+   bounds (per term) it also raises each term's bound to its largest tf weight. The GIL is released:
+   threads may derive disjoint chunk ranges into disjoint positions at once. */
 static PyObject *postings_by_term(PyObject *self, PyObject *args) {
     PyObject *objs[11] = {NULL};
+    Py_ssize_t first, last;
     double k1 = 0.0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOOOO|OOOOd", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
-                          &objs[6], &objs[7], &objs[8], &objs[9], &objs[10], &k1))
+    if (!PyArg_ParseTuple(args, "OOOOOOnnO|OOOOd", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &first,
+                          &last, &objs[6], &objs[7], &objs[8], &objs[9], &objs[10], &k1))
         return NULL;
     static const Py_ssize_t sizes[11] = {8, 4, 4, 8, 4, 4, 8, 4, 4, 8, 8};
     static const char *names[11] = {"row_ptr", "word_ids", "counts", "map_ptr", "map_ids", "map_mult",
-                                    "indptr", "docs", "tfs", "norms", "bounds"};
+                                    "at", "docs", "tfs", "norms", "bounds"};
     Py_buffer bufs[11];
     int got = 0, n_bufs = objs[7] && objs[7] != Py_None ? (objs[9] && objs[9] != Py_None ? 11 : 9) : 7;
     for (; got < n_bufs; got++) {
@@ -528,45 +538,43 @@ static PyObject *postings_by_term(PyObject *self, PyObject *args) {
     }
     PyObject *out = NULL;
     if (got == n_bufs) {
-        Py_ssize_t n_chunks = bufs[0].len / 8 - 1, n_words = bufs[3].len / 8 - 1, n_terms = bufs[6].len / 8 - 1;
+        Py_ssize_t n_chunks = bufs[0].len / 8 - 1, n_words = bufs[3].len / 8 - 1, n_terms = bufs[6].len / 8;
         const int64_t *row_ptr = bufs[0].buf, *map_ptr = bufs[3].buf;
-        int64_t *indptr = bufs[6].buf;
-        int ok = n_chunks >= 0 && n_words >= 0 && n_terms >= 0 &&
-                 (n_chunks == 0 || row_ptr[n_chunks] <= bufs[1].len / 4) && bufs[1].len == bufs[2].len &&
-                 (n_words == 0 || map_ptr[n_words] <= bufs[4].len / 4) && bufs[4].len == bufs[5].len;
+        int64_t *at = bufs[6].buf;
+        int ok = n_chunks >= 0 && n_words >= 0 && 0 <= first && first <= last && last <= n_chunks &&
+                 (n_chunks == 0 || (row_ptr[0] >= 0 && row_ptr[n_chunks] <= bufs[1].len / 4)) &&
+                 bufs[1].len == bufs[2].len && (n_words == 0 || map_ptr[n_words] <= bufs[4].len / 4) &&
+                 bufs[4].len == bufs[5].len;
         const int32_t *word_ids = bufs[1].buf, *map_ids = bufs[4].buf;
-        for (Py_ssize_t j = 0; ok && j < bufs[1].len / 4; j++) ok = word_ids[j] >= 0 && word_ids[j] < n_words;
+        for (Py_ssize_t c = first; ok && c < last; c++) ok = row_ptr[c] <= row_ptr[c + 1];
+        for (int64_t j = ok && last > first ? row_ptr[first] : 0; ok && j < (last > first ? row_ptr[last] : 0); j++)
+            ok = word_ids[j] >= 0 && word_ids[j] < n_words;
+        for (Py_ssize_t w = 0; ok && w < n_words; w++) ok = 0 <= map_ptr[w] && map_ptr[w] <= map_ptr[w + 1];
         for (Py_ssize_t j = 0; ok && j < bufs[4].len / 4; j++) ok = map_ids[j] >= 0 && map_ids[j] < n_terms;
-        if (ok && n_bufs >= 9)
-            ok = bufs[7].len / 4 == indptr[n_terms] && bufs[8].len == bufs[7].len;
+        if (ok && n_bufs >= 9) ok = bufs[8].len == bufs[7].len;
         if (ok && n_bufs == 11) ok = bufs[9].len / 8 == n_chunks && bufs[10].len / 8 == n_terms;
         if (!ok) {
-            PyErr_SetString(PyExc_ValueError, "inconsistent forward index, word map or output sizes");
+            PyErr_SetString(PyExc_ValueError, "inconsistent forward index, word map, chunk range or output sizes");
         } else {
             int32_t *tf = calloc((size_t)(n_terms ? n_terms : 1), sizeof(int32_t));
             int32_t *seen = malloc(sizeof(int32_t) * (size_t)(n_terms ? n_terms : 1));
-            int64_t *fill = n_bufs >= 9 ? malloc(sizeof(int64_t) * (size_t)(n_terms ? n_terms : 1)) : NULL;
-            if (!tf || !seen || (n_bufs >= 9 && !fill)) {
+            if (!tf || !seen) {
                 PyErr_NoMemory();
             } else {
+                int bad;
                 Py_BEGIN_ALLOW_THREADS
-                if (n_bufs >= 9) {
-                    memcpy(fill, indptr, sizeof(int64_t) * (size_t)n_terms);
-                    walk_chunks(row_ptr, n_chunks, word_ids, bufs[2].buf, map_ptr, map_ids, bufs[5].buf, tf, seen,
-                                NULL, fill, bufs[7].buf, bufs[8].buf, n_bufs == 11 ? bufs[9].buf : NULL, k1 + 1.0,
-                                n_bufs == 11 ? bufs[10].buf : NULL);
-                } else {
-                    memset(indptr, 0, sizeof(int64_t) * (size_t)(n_terms + 1));
-                    walk_chunks(row_ptr, n_chunks, word_ids, bufs[2].buf, map_ptr, map_ids, bufs[5].buf, tf, seen,
-                                indptr + 1, NULL, NULL, NULL, NULL, 0.0, NULL);
-                    for (Py_ssize_t t = 0; t < n_terms; t++) indptr[t + 1] += indptr[t];
-                }
+                bad = walk_chunks(row_ptr, first, last, word_ids, bufs[2].buf, map_ptr, map_ids, bufs[5].buf, tf, seen,
+                                  at, n_bufs >= 9 ? bufs[7].buf : NULL, n_bufs >= 9 ? bufs[8].buf : NULL,
+                                  n_bufs >= 9 ? bufs[7].len / 4 : 0, n_bufs == 11 ? bufs[9].buf : NULL, k1 + 1.0,
+                                  n_bufs == 11 ? bufs[10].buf : NULL);
                 Py_END_ALLOW_THREADS
-                out = Py_NewRef(Py_None);
+                if (bad)
+                    PyErr_SetString(PyExc_ValueError, "posting positions outside docs: offsets do not match the counts");
+                else
+                    out = Py_NewRef(Py_None);
             }
             free(tf);
             free(seen);
-            free(fill);
         }
     }
     for (int j = 0; j < got; j++) PyBuffer_Release(&bufs[j]);
@@ -703,8 +711,9 @@ static PyMethodDef methods[] = {
     {"frequencies", frequencies, METH_VARARGS,
      "frequencies(postings, docs) -> bytes of int32, one row per (docs, tfs) pair: each doc's frequency or 0."},
     {"postings_by_term", postings_by_term, METH_VARARGS,
-     "postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, indptr[, docs, tfs[, norms, bounds, "
-     "k1]]): count, then fill, an analyzer's term-major postings from the word-level forward index."},
+     "postings_by_term(row_ptr, word_ids, counts, map_ptr, map_ids, map_mult, first, last, at[, docs, tfs[, norms, "
+     "bounds, k1]]): count, then fill at the offsets `at`, an analyzer's term-major postings from chunks\n"
+     "[first, last) of the word-level forward index (without the GIL)."},
     {"trigram_word_map", trigram_word_map, METH_VARARGS,
      "trigram_word_map(words) -> (terms, ptr, ids, mult): the trigram terms of every word (\"\" for none), as\n"
      "index._trigram_word_map gives them; ptr int64, ids and mult int32, as bytes."},

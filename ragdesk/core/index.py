@@ -9,8 +9,10 @@ the corpus is tokenized once whatever the analyzer.
 
 from __future__ import annotations
 
+import os
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,8 @@ except ImportError:  # pragma: no cover - depends on the install
     _kernel = None
 
 
+DERIVE_THREADS = 4  # at most, and no more than the machine's cores
+DERIVE_MIN_CHUNKS = 1000  # per thread
 BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
 
 
@@ -403,6 +407,16 @@ def _trigram_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], 
     return terms, ptr, (pairs % len(uniq)).astype(np.int32), mult.astype(np.int32)
 
 
+def _in_threads(calls: list[Callable[[], object]]) -> None:
+    """Run calls side by side in threads (for kernels that release the GIL); the first error is raised."""
+    if len(calls) == 1:
+        calls[0]()
+        return
+    with ThreadPoolExecutor(len(calls)) as pool:
+        for fut in [pool.submit(call) for call in calls]:
+            fut.result()
+
+
 def _segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     """Sums of values[ptr[i]:ptr[i+1]] for every i, in int64 (empty segments give 0)."""
     cum = np.concatenate(([0], np.cumsum(values, dtype=np.int64)))
@@ -427,9 +441,16 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
     tokens_per_word = _segment_sums(mmult, mptr)  # how many terms each word makes
     doc_len = _segment_sums(counts * tokens_per_word[word_ids], row_ptr)  # |D| in this analyzer's terms
     if _kernel is not None and len(mids) > v:  # several terms a word (trigrams): scipy's product + sort is slow
-        indptr = np.zeros(len(terms) + 1, np.int64)
         args = (row_ptr, word_ids, counts, mptr.astype(np.int64), mids.astype(np.int32), mmult.astype(np.int32))
-        _kernel.postings_by_term(*args, indptr)
+        # Chunk ranges with about equal postings, derived side by side in threads (the kernel runs
+        # without the GIL): range i's postings of a term go after those of ranges before it.
+        parts = max(1, min(os.cpu_count() or 1, DERIVE_THREADS, n // DERIVE_MIN_CHUNKS))
+        edges = np.searchsorted(row_ptr, np.linspace(0, row_ptr[-1], parts + 1)[1:-1]).tolist()
+        spans = list(zip([0, *edges], [*edges, n]))
+        at = [np.zeros(len(terms), np.int64) for _ in spans]
+        _in_threads([lambda i=i: _kernel.postings_by_term(*args, *spans[i], at[i]) for i in range(parts)])
+        indptr = np.zeros(len(terms) + 1, np.int64)
+        np.cumsum(np.sum(at, axis=0), out=indptr[1:])
         nnz = int(indptr[-1])
         if out_dir is not None:  # the files being published: no copy of the postings later
             docs = np.lib.format.open_memmap(out_dir / "docs.npy", "w+", np.int32, (nnz,))
@@ -437,9 +458,15 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
         else:
             docs, tfs = np.empty(nnz, np.int32), np.empty(nnz, np.int32)
         ti = TermIndex(terms, indptr, docs, tfs, doc_len.astype(np.int32))
-        bounds = np.zeros(len(terms))
-        _kernel.postings_by_term(*args, indptr, docs, tfs, ti.norms(DEFAULT_K1, DEFAULT_B), bounds, DEFAULT_K1)
-        ti.seed_bounds(DEFAULT_K1, DEFAULT_B, bounds * BOUND_HEADROOM)
+        norms = ti.norms(DEFAULT_K1, DEFAULT_B)
+        bounds = np.zeros((parts, len(terms)))
+        offsets = np.cumsum([indptr[:-1], *at[:-1]], axis=0)  # where each range starts writing each term
+        fill = [
+            lambda i=i: _kernel.postings_by_term(*args, *spans[i], offsets[i], docs, tfs, norms, bounds[i], DEFAULT_K1)
+            for i in range(parts)
+        ]
+        _in_threads(fill)
+        ti.seed_bounds(DEFAULT_K1, DEFAULT_B, bounds.max(axis=0) * BOUND_HEADROOM)
         return ti
     chunk_words = sparse.csr_matrix((counts, word_ids, row_ptr), shape=(n, v))
     word_map = sparse.csr_matrix((mmult, mids, mptr), shape=(v, len(terms)))

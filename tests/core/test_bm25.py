@@ -211,6 +211,7 @@ def test_compiled_kernel_is_built_where_required() -> None:
     assert chunking_mod._text is not None and tokenize_mod._text is not None
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize(
     "config",
     [
@@ -218,10 +219,13 @@ def test_compiled_kernel_is_built_where_required() -> None:
         AnalyzerConfig("trigrams", fold_accents=True, stop_words=("en", "cs")),
     ],
 )
-def test_compiled_derivation_equals_the_sparse_product(config: AnalyzerConfig, tmp_path: Path) -> None:
+def test_compiled_derivation_equals_the_sparse_product(
+    config: AnalyzerConfig, threads: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The kernel's term-major postings (no sort needed) from its hashed trigram word map are the
-    scipy product's from numpy's sorted word map, array for array; on the bundled notes in six
-    languages, with stop words that leave some words without terms."""
+    scipy product's from numpy's sorted word map, array for array, also when threads derive chunk
+    ranges side by side; on the bundled notes in six languages, with stop words that leave some
+    words without terms."""
     from importlib import resources
 
     import numpy as np
@@ -231,6 +235,9 @@ def test_compiled_derivation_equals_the_sparse_product(config: AnalyzerConfig, t
 
     if index_mod._kernel is None:
         pytest.skip("the compiled kernel is not built here")
+    monkeypatch.setattr(index_mod, "DERIVE_THREADS", threads)
+    monkeypatch.setattr(index_mod, "DERIVE_MIN_CHUNKS", 1)
+    monkeypatch.setattr(index_mod.os, "cpu_count", lambda: threads)
     sample_notes = Path(str(resources.files("ragdesk.resources").joinpath("sample_notes")))
     lib, _ = build_index(sample_notes, tmp_path / "idx", workers=1)
     forward = lib.forward()
