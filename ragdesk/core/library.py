@@ -1059,8 +1059,9 @@ def _write_segment(
 ) -> dict[str, Any]:
     """Write reused notes (from `previous`) and freshly processed batches, in path order, into
     the folder `gen` as a complete index, with `skipped` as its list of skipped files; returns
-    its manifest. `derive(gen)` is called once the forward index is on disk; what it returns is
-    called before the manifest is written."""
+    its manifest. `results` is consumed (emptied), so their memory goes as soon as it is written.
+    `derive(gen)` is called once the forward index is on disk; what it returns is called before
+    the manifest is written."""
     vocab = _Vocab()
     headings = _Vocab()
     if previous is not None:
@@ -1070,13 +1071,14 @@ def _write_segment(
         headings.update(zip(previous.headings, range(len(previous.headings))))
     # Where each new note lives: (batch index, note index in that batch).
     fresh: dict[str, tuple[int, int]] = {}
-    batch_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    batch_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for bi, r in enumerate(results):
-        wmap = intern_words(vocab, r.vocab)
         hmap = intern_words(headings, r.headings)
+        r.word_ids = intern_words(vocab, r.vocab)[r.word_ids]  # the batch's rows in the index's word ids
+        r.vocab, r.headings = [], []  # consumed: millions of strs on a large folder, no longer held
         row_ptr = np.concatenate(([0], np.cumsum(r.row_len))).astype(np.int64)
         chunk_ptr = np.concatenate(([0], np.cumsum([n.n_chunks for n in r.notes]))).astype(np.int64)
-        batch_maps.append((wmap, hmap, row_ptr, chunk_ptr))
+        batch_maps.append((hmap, row_ptr, chunk_ptr))
         for ni, n in enumerate(r.notes):
             fresh[n.path] = (bi, ni)
     notes: list[NoteRecord] = []
@@ -1099,7 +1101,7 @@ def _write_segment(
         elif f.path in fresh:
             bi, ni = fresh[f.path]
             r = results[bi]
-            wmap, hmap, row_ptr, chunk_ptr = batch_maps[bi]
+            hmap, row_ptr, chunk_ptr = batch_maps[bi]
             notes.append(r.notes[ni])
             texts.append(r.texts[ni])
             c0, c1 = int(chunk_ptr[ni]), int(chunk_ptr[ni + 1])
@@ -1108,14 +1110,15 @@ def _write_segment(
             parts["heading"].append(hmap[c0:c1])
             p0, p1 = int(row_ptr[c0]), int(row_ptr[c1])
             parts["row_len"].append(r.row_len[c0:c1])
-            parts["ids"].append(wmap[r.word_ids[p0:p1]])
+            parts["ids"].append(r.word_ids[p0:p1])
             parts["counts"].append(r.counts[p0:p1])
+    results.clear()  # consumed: what is left of them is in `parts`, and goes as those are joined
     note_off = np.concatenate(([0], np.cumsum([len(t) for t in texts]))).astype(np.int64)
 
     def cat(name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
         # In steps of a few hundred pieces: one np.concatenate of tens of thousands of small
         # arrays holds the GIL long enough to stall the window's event loop.
-        arrs = parts[name]
+        arrs = parts.pop(name)
         while len(arrs) > 256:
             arrs = [np.concatenate(arrs[i : i + 256]) for i in range(0, len(arrs), 256)]
         return np.concatenate(arrs).astype(dtype) if arrs else np.zeros(shape, dtype)
@@ -1138,12 +1141,14 @@ def _write_segment(
     files_info = store.write_arrays(
         gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
     )
+    counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
+    del arrays, counts, row_len  # on disk now: not held while the derivation runs
     derived = derive(gen) if derive is not None else None
     files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
     files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
     files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
     files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
-    counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
+    del texts  # the note texts, on disk now
     if derived is not None:
         derived()
     return _write_manifest(gen, folder, settings, counts_info, files_info)

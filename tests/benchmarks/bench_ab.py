@@ -64,8 +64,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="ragdesk-ab-"))
 
     def build_ragdesk(where: Path) -> Any:
-        lib, _ = build_index(folder, where, IndexSettings(LoadOptions(extensions=exts)))
-        lib.warm(config)
+        lib, _ = build_index(folder, where, IndexSettings(LoadOptions(extensions=exts)), warm=config)
         return lib
 
     def build_tantivy(where: Path) -> Any:
