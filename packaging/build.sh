@@ -13,5 +13,5 @@ cd packaging
 cd "$root"
 bundle="$root/dist/ragdesk/ragdesk"
 "$bundle" --version
-QT_QPA_PLATFORM=offscreen "$bundle" --smoke-test | tee /dev/stderr | grep -q "ranking: compiled"  # kernel bundled
+QT_QPA_PLATFORM=offscreen "$bundle" --smoke-test | tee /dev/stderr | grep -q "ranking: compiled, text: compiled"  # kernels bundled
 echo "built $bundle"

@@ -79,8 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search a notes folder with explained BM25 rankings and build prompts for chat assistants. "
         "Without a subcommand, opens the window.",
     )
-    kernel = "compiled" if importlib.util.find_spec("ragdesk.core._kernel") else "numpy"  # no numpy import here
-    parser.add_argument("--version", action="version", version=f"ragdesk {__version__} (ranking: {kernel})")
+    # which optional compiled kernels were built at install (found, not imported: no numpy import here)
+    kernel = "compiled" if importlib.util.find_spec("ragdesk.core._kernel") else "numpy"
+    text = "compiled" if importlib.util.find_spec("ragdesk.core._text") else "python"
+    parser.add_argument(
+        "--version", action="version", version=f"ragdesk {__version__} (ranking: {kernel}, text: {text})"
+    )
     sub = parser.add_subparsers(dest="command", metavar="{index,search,prompt,analyze,eval}")
 
     p = sub.add_parser("index", help="build or update the index of a notes folder")

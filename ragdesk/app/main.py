@@ -55,10 +55,11 @@ def smoke_test() -> int:
         print("smoke test failed: no results from the sample notes", file=sys.stderr)
         return 1
     from ..core.index import ranking_kernel
+    from ..core.tokenize import text_kernel
 
     print(
         f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
-        f"ranking: {ranking_kernel()}"
+        f"ranking: {ranking_kernel()}, text: {text_kernel()}"
     )
     return 0
 

@@ -126,7 +126,7 @@ static Slot *table_find(Table *t, const Py_UCS4 *w, Py_ssize_t n, uint64_t h) {
 static int table_add(Table *t, Slot *s, const Py_UCS4 *w, Py_ssize_t n, uint64_t h, int32_t value) {
     if (vec_reserve(&t->arena, t->arena.len + (size_t)n) < 0) return -1;
     memcpy(&VEC_AT(t->arena, Py_UCS4, t->arena.len), w, sizeof(Py_UCS4) * (size_t)n);
-    *s = (Slot){h, value, (int32_t)n, (int64_t)t->arena.len};
+    s->hash = h, s->value = value, s->len = (int32_t)n, s->off = (int64_t)t->arena.len;
     t->arena.len += (size_t)n;
     if (++t->used * 2 <= t->mask + 1) return 0;
     size_t cap = (t->mask + 1) * 2;
@@ -370,7 +370,8 @@ static Py_ssize_t lower_bound(const int64_t *a, Py_ssize_t n, Py_ssize_t stride,
 
 static int push_block(Vec *blocks, int64_t start, int64_t end, int64_t kind, int64_t trail) {
     if (vec_reserve(blocks, blocks->len + 1) < 0) return -1;
-    VEC_AT(*blocks, Block, blocks->len++) = (Block){start, end, kind, trail};
+    Block *b = &VEC_AT(*blocks, Block, blocks->len++);
+    b->start = start, b->end = end, b->kind = kind, b->trail = trail;
     return 0;
 }
 

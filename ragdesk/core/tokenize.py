@@ -21,6 +21,11 @@ except ImportError:  # pragma: no cover - exercised by tests that hide the kerne
     _text = None
 
 
+def text_kernel() -> str:
+    """Which word counting and chunking run here: "compiled" or "python" (same results)."""
+    return "python" if _text is None else "compiled"
+
+
 @dataclass
 class NoteRecord:
     """What the index keeps of a note besides its chunks."""
