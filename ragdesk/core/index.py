@@ -23,6 +23,7 @@ from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import DEFAULT_B, DEFAULT_K1, contributions, idf_array, length_norms
 from .store import IndexDamaged
+from .tokenize import intern_words
 
 try:  # compiled twins of the hot paths below (ragdesk/core/_kernel.c); absent without a C compiler
     from . import _kernel
@@ -344,7 +345,22 @@ def build_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.
     """For each word id, the analyzer's term ids (CSR) with multiplicities: (terms, ptr, ids, mult)."""
     if analyzer.config.name == "trigrams":
         return _trigram_word_map(vocab, analyzer)
+    if analyzer.config.name in ("words", "stems"):
+        return _one_term_word_map(vocab, analyzer)
     return _word_map_by_word(vocab, analyzer)
+
+
+def _one_term_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """`build_word_map` for analyzers that make one term of a word (none of a stop word): the
+    word itself or its prefix, numbered in first-seen order as `_word_map_by_word` numbers them."""
+    cut = analyzer.config.stem_length if analyzer.config.name == "stems" else None
+    terms = [w[:cut] for w in map(analyzer.normalized_word, vocab)]  # "" for a stop word: no term
+    has_term = np.fromiter(map(bool, terms), dtype=bool, count=len(terms))
+    term_ids: dict[str, int] = {}
+    ids = intern_words(term_ids, [t for t in terms if t])
+    ptr = np.zeros(len(vocab) + 1, np.int64)
+    np.cumsum(has_term, out=ptr[1:])
+    return list(term_ids), ptr, ids.astype(np.int32, copy=False), np.ones(len(ids), np.int32)
 
 
 def _word_map_by_word(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -427,12 +443,12 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
     """Build one analyzer's term-major index from the word-level forward index.
 
     Per term, the chunks containing any of its words, with the summed counts x multiplicities.
-    For analyzers that make several terms of a word, the compiled kernel walks the chunks twice
-    (count, then fill: chunk ids come out ascending, nothing to sort); otherwise scipy takes the
-    sparse product (terms x words) @ (words x chunks) term-major and sorts each row, which is as
-    fast when each word is one term. Both give the same arrays (tested). The kernel also records
-    the score bounds for the default k1 and b as it goes, and with `out_dir` it writes the postings
-    straight into docs.npy and tfs.npy there (memory-mapped) instead of copying them out later.
+    The compiled kernel walks the chunks twice (count, then fill: chunk ids come out ascending,
+    nothing to sort), in threads over chunk ranges; without it scipy takes the sparse product
+    (terms x words) @ (words x chunks) term-major and sorts each row. Both give the same arrays
+    (tested). The kernel also records the score bounds for the default k1 and b as it goes, and
+    with `out_dir` it writes the postings straight into docs.npy and tfs.npy there (memory-mapped)
+    instead of copying them out later.
     """
     terms, mptr, mids, mmult = build_word_map(forward.vocab, analyzer)
     n, v = forward.n_chunks, len(forward.vocab)
@@ -440,7 +456,7 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
     word_ids, counts = np.asarray(forward.word_ids, dtype=np.int32), np.asarray(forward.counts, dtype=np.int32)
     tokens_per_word = _segment_sums(mmult, mptr)  # how many terms each word makes
     doc_len = _segment_sums(counts * tokens_per_word[word_ids], row_ptr)  # |D| in this analyzer's terms
-    if _kernel is not None and len(mids) > v:  # several terms a word (trigrams): scipy's product + sort is slow
+    if _kernel is not None:
         args = (row_ptr, word_ids, counts, mptr.astype(np.int64), mids.astype(np.int32), mmult.astype(np.int32))
         # Chunk ranges with about equal postings, derived side by side in threads (the kernel runs
         # without the GIL): range i's postings of a term go after those of ranges before it.

@@ -920,6 +920,10 @@ def _check_cancel(cancelled: CancelFn | None) -> None:
         raise BuildCancelled("indexing was cancelled")
 
 
+def _imported() -> None:
+    """Nothing: a worker that runs it has imported this module (and the index code) to find it."""
+
+
 def _derive_in(
     pool: ProcessPoolExecutor, config: AnalyzerConfig, cancelled: CancelFn | None
 ) -> Callable[[Path], Callable[[], None]]:
@@ -1028,6 +1032,9 @@ def build_index(
             pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn")))
         results = _run_batches(_batches(todo), settings.chunk, pool, len(files), len(reuse), progress, cancelled)
         _check_cancel(cancelled)
+        if pool is not None and warm is not None:  # the workers import the derivation while this process merges
+            for _ in range(n_workers):
+                pool.submit(_imported)
         # Every skipped or re-decoded file: found by the walk, unreadable as before, re-decoded as
         # before (notes kept), or found now.
         skipped = walk_skipped + carried + [s for p, s in prev_read_skips.items() if s.loaded and p in reuse]
@@ -1084,7 +1091,13 @@ def _write_segment(
     notes: list[NoteRecord] = []
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("span", "lines", "heading", "row_len", "ids", "counts")}
     texts: list[Any] = []  # bytes or memory-mapped slices, written once at the end
-    for f in files:
+    if not reuse:  # every note is fresh: the batches hold them in path order already, whole batches go
+        for r, (hmap, _, _) in zip(results, batch_maps):
+            notes += r.notes
+            texts += r.texts
+            for name, arr in zip(parts, (r.spans, r.lines, hmap, r.row_len, r.word_ids, r.counts)):
+                parts[name].append(arr)
+    for f in files if reuse else ():
         if f.path in reuse and previous is not None:
             pi = reuse[f.path]
             notes.append(previous.notes[pi])
@@ -1121,7 +1134,7 @@ def _write_segment(
         arrs = parts.pop(name)
         while len(arrs) > 256:
             arrs = [np.concatenate(arrs[i : i + 256]) for i in range(0, len(arrs), 256)]
-        return np.concatenate(arrs).astype(dtype) if arrs else np.zeros(shape, dtype)
+        return np.concatenate(arrs).astype(dtype, copy=False) if arrs else np.zeros(shape, dtype)
 
     row_len = cat("row_len", np.int64)
     counts = cat("counts", np.int32)

@@ -217,6 +217,8 @@ def test_compiled_kernel_is_built_where_required() -> None:
     [
         AnalyzerConfig("trigrams"),
         AnalyzerConfig("trigrams", fold_accents=True, stop_words=("en", "cs")),
+        AnalyzerConfig("stems"),
+        AnalyzerConfig("words", stop_words=("en",)),
     ],
 )
 def test_compiled_derivation_equals_the_sparse_product(
@@ -273,3 +275,23 @@ def test_vectorized_trigram_word_map_matches_per_word(config: AnalyzerConfig) ->
     fast, slow = triples(_trigram_word_map(vocab, analyzer)), triples(_word_map_by_word(vocab, analyzer))
     assert fast == slow and (2, "aaa", 2) in fast  # "_aaaa_" has "aaa" twice
     assert ((4, "_th", 1) in fast) == (not config.stop_words)  # "the" is an English stop word
+
+
+@pytest.mark.parametrize(
+    "config",
+    [AnalyzerConfig("stems"), AnalyzerConfig("words"), AnalyzerConfig("stems", fold_accents=True, stop_words=("en",))],
+)
+def test_one_term_word_map_is_the_per_word_map(config: AnalyzerConfig) -> None:
+    """Same terms in the same (first-seen) order, same rows; a stop word has no term."""
+    from ragdesk.core.analyzers import Analyzer
+    from ragdesk.core.index import _one_term_word_map, _word_map_by_word
+
+    vocab = ["indukce", "indukcí", "the", "café", "cafe", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "v", "indukci", "The"]
+    fast, slow = _one_term_word_map(vocab, Analyzer(config)), _word_map_by_word(vocab, Analyzer(config))
+    assert fast[0] == slow[0]
+    for got, want in zip(fast[1:], slow[1:]):
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    if config.name == "stems" and not config.stop_words:
+        assert fast[0][:3] == ["induk", "the", "café"] and fast[2].tolist()[:3] == [0, 0, 1]
+    if config.stop_words:
+        assert fast[1][3] == fast[1][2]  # "the" (index 2) makes no term
