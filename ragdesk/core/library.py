@@ -1018,6 +1018,8 @@ def build_index(
         report.rebuilt = False
         report.files, report.chunks, report.tokens = len(previous.notes), previous.n_chunks, previous.n_tokens
         report.skipped = previous.skipped
+        if warm is not None:
+            previous.warm(warm)
         report.elapsed_s = time.perf_counter() - t0
         if progress is not None:
             progress(len(files), len(files), previous.n_chunks, "")

@@ -261,18 +261,28 @@ def test_settings_change_rebuilds(lib: Library, tmp_path: Path) -> None:
     assert report.rebuilt and report.unchanged == 0 and again.n_chunks > lib.n_chunks
 
 
-def test_parallel_build_equals_serial(tmp_path: Path) -> None:
+def test_parallel_build_equals_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches in two worker processes, which also derive the analyzer's indexes (warm=) while the
+    parent writes the rest: the same index and rankings as one process deriving on first use."""
     folder = write_notes(tmp_path / "n", {f"d{i:03d}.md": f"# D{i}\n\nword{i % 7} common text {i}" for i in range(50)})
-    import ragdesk.core.library as libmod
+    monkeypatch.setattr(library_mod, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(library_mod, "BATCH_FILES", 7)
+    derived: list[Path] = []
+    start = library_mod._derive_in
 
-    old = libmod.PARALLEL_MIN_BYTES, libmod.BATCH_FILES
-    libmod.PARALLEL_MIN_BYTES, libmod.BATCH_FILES = 0, 7
-    try:
-        par, _ = build_index(folder, tmp_path / "p", workers=2)
-    finally:
-        libmod.PARALLEL_MIN_BYTES, libmod.BATCH_FILES = old
+    def recorded(*args: object) -> object:
+        begin = start(*args)  # type: ignore[arg-type]
+        return lambda gen: derived.append(gen) or begin(gen)
+
+    monkeypatch.setattr(library_mod, "_derive_in", recorded)
+    par, _ = build_index(folder, tmp_path / "p", workers=2, warm=AnalyzerConfig())
+    assert derived == [par.generation]  # derived in the workers, before the generation was published
+    assert sorted(p.name for p in par.generation.glob("terms-*")) == ["terms-stems_5", "terms-trigrams"]
     ser, _ = build_index(folder, tmp_path / "s", workers=1)
     assert _stats(par, "words") == _stats(ser, "words")
+    for query in ("word3 common", "text 17", "d4"):
+        assert par.search(query).to_json()["hits"] == ser.search(query).to_json()["hits"]
+    assert par.search("word3 common").hits
     shutil.rmtree(tmp_path / "p")
 
 
