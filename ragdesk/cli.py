@@ -444,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     from .core.store import IndexDamaged
 
     try:
+        if hasattr(args, "k1") and not (args.k1 >= 0 and 0 <= args.b <= 1):
+            raise CliError(f"--k1 must be at least 0 and --b between 0 and 1 (got {args.k1:g} and {args.b:g})")
         return handlers[args.command](args)
     except CliError as exc:
         print(f"ragdesk: error: {exc}", file=sys.stderr)

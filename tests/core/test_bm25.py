@@ -295,3 +295,48 @@ def test_one_term_word_map_is_the_per_word_map(config: AnalyzerConfig) -> None:
         assert fast[0][:3] == ["induk", "the", "café"] and fast[2].tolist()[:3] == [0, 0, 1]
     if config.stop_words:
         assert fast[1][3] == fast[1][2]  # "the" (index 2) makes no term
+
+
+def test_top_k_refuses_parameters_that_make_negative_contributions() -> None:
+    from ragdesk.core.index import search_top_k
+
+    with pytest.raises(ValueError, match="k1 >= 0 and 0 <= b <= 1"):
+        search_top_k([], 5, 1.2, 1.5, 3)
+    with pytest.raises(ValueError, match="k1 >= 0"):
+        search_top_k([], 5, -0.1, 0.75, 3)
+
+
+def test_compiled_top_k_leaves_no_trace_for_the_next_call() -> None:
+    """The kernel keeps its per-chunk sums between calls and clears only what a call touched:
+    a query after another (sparse or dense, pruned or not) ranks as on a fresh kernel."""
+    import numpy as np
+
+    import ragdesk.core.index as index_mod
+
+    if index_mod._kernel is None:
+        pytest.skip("the compiled kernel is not built here")
+    rng = np.random.default_rng(7)
+    n = 4000
+    norms = rng.uniform(0.5, 2.0, n)
+
+    def term(df: int, bound: float = 10.0) -> tuple:
+        docs = np.sort(rng.choice(n, df, replace=False)).astype(np.int32)
+        return (docs, rng.integers(1, 5, df).astype(np.int32), norms, 1.5, 1.0, bound)
+
+    def exhaustive(q: list[tuple]) -> tuple[list[int], list[float]]:
+        acc = np.zeros(n)
+        for docs, tfs, nrm, term_idf, weight, _ in q:  # the kernel's operations, in its order
+            f = tfs.astype(float)
+            acc[docs] += weight * (term_idf * f * 2.2 / (f + nrm[docs]))
+        best = sorted(np.flatnonzero(acc), key=lambda d: (-acc[d], d))[:10]
+        return [int(d) for d in best], [float(acc[d]) for d in best]
+
+    queries = [[term(3)], [term(3000), term(2500)], [term(40), term(3900)], [term(1)], [term(2000)] * 3]
+    alone = [exhaustive(q) for q in queries]
+    for _ in range(3):  # in sequence, each after all the others
+        assert [index_mod._kernel.top_k(q, n, 1.2, 10) for q in queries] == alone
+    smaller = index_mod._kernel.top_k(
+        [(np.array([1, 2], np.int32), np.ones(2, np.int32), norms[:10], 1.0, 1.0, 9.0)], 10, 1.2, 5
+    )
+    assert sorted(smaller[0]) == [1, 2]  # a call over fewer chunks uses part of the kept workspace
+    assert [index_mod._kernel.top_k(q, n, 1.2, 10) for q in queries] == alone

@@ -154,3 +154,14 @@ def test_damaged_postings_give_one_error_line_and_verify_rebuilds(
     assert code == 0 and json.loads(out)["rebuilt"] is True
     code, out, _ = run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir), "--json")
     assert code == 0 and json.loads(out)["hits"][0]["path"] == "git.md"
+
+
+@pytest.mark.parametrize("params", [("--b", "3"), ("--k1", "-5"), ("--b", "nan")])
+def test_bm25_parameters_out_of_range_are_one_clear_error(
+    params: tuple[str, str], folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Negative contributions would break the exact pruning; the range is BM25's own."""
+    code, out, err = run(capsys, "search", str(folder), "commit", *params, "--index-dir", str(tmp_path / "i"))
+    assert code == 2 and out == ""
+    assert err.strip().startswith("ragdesk: error: --k1 must be at least 0 and --b between 0 and 1")
+    assert len(err.strip().splitlines()) == 1
