@@ -1035,8 +1035,9 @@ def build_index(
         results = _run_batches(_batches(todo), settings.chunk, pool, len(files), len(reuse), progress, cancelled)
         _check_cancel(cancelled)
         if pool is not None and warm is not None:  # the workers import the derivation while this process merges
-            for _ in range(n_workers):
-                pool.submit(_imported)
+            with contextlib.suppress(BrokenProcessPool, RuntimeError):  # no workers: derived here later
+                for _ in range(n_workers):
+                    pool.submit(_imported)
         # Every skipped or re-decoded file: found by the walk, unreadable as before, re-decoded as
         # before (notes kept), or found now.
         skipped = walk_skipped + carried + [s for p, s in prev_read_skips.items() if s.loaded and p in reuse]
