@@ -307,8 +307,8 @@ def test_top_k_refuses_parameters_that_make_negative_contributions() -> None:
 
 
 def test_compiled_top_k_leaves_no_trace_for_the_next_call() -> None:
-    """The kernel keeps its per-chunk sums between calls and clears only what a call touched:
-    a query after another (sparse or dense, pruned or not) ranks as on a fresh kernel."""
+    """Queries of every shape (sparse or dense, pruned or not, over fewer chunks), one after
+    another, each rank exactly as an exhaustive scoring of that query alone."""
     import numpy as np
 
     import ragdesk.core.index as index_mod
@@ -338,5 +338,5 @@ def test_compiled_top_k_leaves_no_trace_for_the_next_call() -> None:
     smaller = index_mod._kernel.top_k(
         [(np.array([1, 2], np.int32), np.ones(2, np.int32), norms[:10], 1.0, 1.0, 9.0)], 10, 1.2, 5
     )
-    assert sorted(smaller[0]) == [1, 2]  # a call over fewer chunks uses part of the kept workspace
+    assert sorted(smaller[0]) == [1, 2]
     assert [index_mod._kernel.top_k(q, n, 1.2, 10) for q in queries] == alone
