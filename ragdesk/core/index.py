@@ -244,8 +244,8 @@ PRUNE_MIN_POSTINGS = 2000
 def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The exact top k of `score_all`: compiled when the kernel is built, else with numpy.
 
-    BM25's k1 >= 0 and 0 <= b <= 1 keep every contribution positive, which the pruning (and the
-    kernel's reuse of its per-chunk sums) rely on; other values are refused.
+    BM25's k1 >= 0 and 0 <= b <= 1 keep every contribution positive, which the pruning's bounds
+    rely on; other values are refused.
     """
     if not (k1 >= 0 and 0 <= b <= 1):
         raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1 = {k1:g}, b = {b:g})")
