@@ -1002,9 +1002,8 @@ def build_index(
             continue
         todo.append(f)
     report = BuildReport()
-    current = {f.path for f in files}
-    report.removed = sum(1 for p in prev_by_path if p not in current)
     report.changed = sum(1 for f in todo if f.path in prev_by_path)
+    report.removed = len(prev_by_path) - len(reuse) - report.changed  # a previous note still here is one of those
     report.added = len(todo) - report.changed
     report.unchanged = len(reuse)
     stored_walk_skips = {(s.path, s.reason) for s in previous.skipped if s.size < 0} if previous else set()
@@ -1233,8 +1232,9 @@ def _plan_delta(previous: Library | None, files: list[NoteFile], reuse: dict[str
     base = previous.base if previous.base is not None else previous
     from_base: dict[str, int] = {}
     from_delta: dict[str, int] = {}
+    note_src = previous._note_src.tolist() if previous._note_src is not None else None
     for path, pi in reuse.items():
-        src = pi if previous._note_src is None else int(previous._note_src[pi])
+        src = pi if note_src is None else note_src[pi]
         if src >= 0:
             from_base[path] = src
         else:
@@ -1268,12 +1268,8 @@ def _write_delta(
             delta_dir, folder, settings, plan.delta_files, plan.from_delta, previous.delta, results, []
         )
         delta = Library(folder, root, delta_dir, dman)
-        in_delta = {p: j for j, p in enumerate(delta.note_paths)}
-        src = [
-            plan.from_base[f.path] if f.path in plan.from_base else -1 - in_delta[f.path]
-            for f in files
-            if f.path in plan.from_base or f.path in in_delta
-        ]
+        in_delta = {p: -1 - j for j, p in enumerate(delta.note_paths)}
+        src = [s for f in files if (s := plan.from_base.get(f.path, in_delta.get(f.path))) is not None]
         kept = np.zeros(len(base.note_paths), bool)
         kept[list(plan.from_base.values())] = True
         dead_rows = np.flatnonzero(~kept[np.asarray(base.chunk_note)])

@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import stat
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,11 @@ from pathlib import Path
 import pathspec
 
 from .analyzers import normalize
+
+try:  # compiled stat of many files (ragdesk/core/_text.c); absent without a C compiler
+    from . import _text
+except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
+    _text = None
 
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".rst", ".org")
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -74,10 +80,6 @@ class Note:
         return str(title) if title else Path(self.path).stem
 
 
-def _is_ignored_name(name: str) -> bool:
-    return name.startswith(".") or name in SKIP_DIRS
-
-
 def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | None:
     lines = list(options.ignore)
     ignore_file = root / IGNORE_FILE
@@ -91,70 +93,102 @@ def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | N
 def walk_notes(
     root: str | os.PathLike[str], options: LoadOptions | None = None
 ) -> tuple[list[NoteFile], list[Skipped]]:
-    """Find note files under `root` without following links back into the walk."""
+    """Find note files under `root` without following links back into the walk.
+
+    A refresh walks the whole folder to see what changed, so this is kept lean: folders are
+    listed first (a folder's real path is worked out from its parent's unless it is a link), then
+    every note is stat'ed in one call (the compiled kernel does it without a Python object per
+    file); nothing else is stat'ed. Folders are entered in name order, so which of two links to
+    the same folder counts as the loop does not depend on the file system's listing order.
+    """
     options = options or LoadOptions()
     root_path = Path(root)
     if not root_path.is_dir():
         raise FileNotFoundError(f"notes folder not found: {root}")
     exts = tuple(e.lower() for e in options.extensions)
     spec = _load_ignore_spec(root_path, options)
-    found: list[NoteFile] = []
     skipped: list[Skipped] = []
-    visited = {os.path.realpath(root_path)}
-    stack: list[tuple[str, str]] = [(str(root_path), "")]
+    notes: list[tuple[str, str, bool]] = []  # relative path, path, is a link: stat'ed below
+    root_real = os.path.realpath(root_path)
+    visited = {root_real}
+    stack: list[tuple[str, str, str]] = [(str(root_path), "", root_real)]  # path, relative path, real path
     while stack:
-        dirpath, rel = stack.pop()
+        dirpath, rel, real_dir = stack.pop()
         try:
-            entries = sorted(os.scandir(dirpath), key=lambda e: e.name)
+            entries = list(os.scandir(dirpath))
         except OSError as exc:
             skipped.append(Skipped(rel or ".", f"folder cannot be read: {exc.strerror or exc}"))
             continue
-        subdirs: list[tuple[str, str]] = []
+        folders: list[os.DirEntry[str]] = []
         for entry in entries:
-            if _is_ignored_name(entry.name):
+            name = entry.name
+            if name.startswith(".") or name in SKIP_DIRS:
                 continue
-            relpath = f"{rel}/{entry.name}" if rel else entry.name
-            is_note_name = entry.name.lower().endswith(exts)
             try:
-                st = os.stat(entry.path)  # follows links
+                is_dir = entry.is_dir()  # follows links; no system call unless it is one
             except OSError:
-                if entry.is_symlink():
-                    if is_note_name:
-                        skipped.append(Skipped(relpath, "dangling symbolic link"))
-                elif is_note_name:
-                    skipped.append(Skipped(relpath, "cannot be read (stat failed)"))
+                is_dir = False
+            if is_dir:
+                folders.append(entry)
+            elif name.lower().endswith(exts):
+                notes.append((f"{rel}/{name}" if rel else name, entry.path, entry.is_symlink()))
+        subdirs: list[tuple[str, str, str]] = []
+        for entry in sorted(folders, key=lambda e: e.name):
+            relpath = f"{rel}/{entry.name}" if rel else entry.name
+            if spec is not None and spec.match_file(relpath + "/"):
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if spec is not None and spec.match_file(relpath + "/"):
-                    continue
-                real = os.path.realpath(entry.path)
-                if real in visited:
-                    if is_note_name:
-                        skipped.append(Skipped(relpath, "folder named like a note (link loop)"))
-                    continue
-                visited.add(real)
+            real = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real_dir, entry.name)
+            is_note_name = entry.name.lower().endswith(exts)
+            if real in visited:
                 if is_note_name:
-                    skipped.append(Skipped(relpath, "is a folder, not a note file"))
-                subdirs.append((entry.path, relpath))
+                    skipped.append(Skipped(relpath, "folder named like a note (link loop)"))
                 continue
-            if not is_note_name:
-                continue
-            if spec is not None and spec.match_file(relpath):
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                skipped.append(Skipped(relpath, "not a regular file (pipe, socket or device)"))
-                continue
-            if st.st_size > options.max_bytes:
-                skipped.append(
-                    Skipped(
-                        relpath, f"too large: {st.st_size / 1e6:.1f} MB over the {options.max_bytes / 1e6:.0f} MB limit"
-                    )
-                )
-                continue
-            found.append(NoteFile(relpath, entry.path, st.st_size, st.st_mtime_ns))
+            visited.add(real)
+            if is_note_name:
+                skipped.append(Skipped(relpath, "is a folder, not a note file"))
+            subdirs.append((entry.path, relpath, real))
         stack.extend(reversed(subdirs))
+    found: list[NoteFile] = []
+    sizes, mtimes, kinds = _stat_files([path for _, path, _ in notes])
+    for (relpath, path, is_link), size, mtime, kind in zip(notes, sizes, mtimes, kinds):
+        if kind < 0:
+            skipped.append(Skipped(relpath, "dangling symbolic link" if is_link else "cannot be read (stat failed)"))
+        elif spec is not None and spec.match_file(relpath):
+            continue
+        elif kind != 0:
+            skipped.append(Skipped(relpath, "not a regular file (pipe, socket or device)"))
+        elif size > options.max_bytes:
+            mb = f"{size / 1e6:.1f} MB over the {options.max_bytes / 1e6:.0f} MB limit"
+            skipped.append(Skipped(relpath, f"too large: {mb}"))
+        else:
+            found.append(NoteFile(relpath, path, size, mtime))
     found.sort(key=lambda f: f.path)
+    skipped.sort(key=lambda s: s.path)
     return found, skipped
+
+
+def _stat_files(paths: list[str]) -> tuple[list[int], list[int], list[int]]:
+    """Size, mtime (ns) and kind (0 file, 1 folder, 2 other, -1 no stat) of each path, links followed."""
+    if _text is not None and hasattr(_text, "stat_files"):  # not built on Windows
+        sizes, mtimes, kinds = _text.stat_files(paths)
+        return (
+            array("q", sizes).tolist(),
+            array("q", mtimes).tolist(),
+            array("b", kinds).tolist(),
+        )
+    out: tuple[list[int], list[int], list[int]] = ([], [], [])
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            size, mtime, kind = 0, 0, -1
+        else:
+            size, mtime = st.st_size, st.st_mtime_ns
+            kind = 0 if stat.S_ISREG(st.st_mode) else 1 if stat.S_ISDIR(st.st_mode) else 2
+        out[0].append(size)
+        out[1].append(mtime)
+        out[2].append(kind)
+    return out
 
 
 def decode(data: bytes) -> tuple[str | None, str, str | None]:
