@@ -600,47 +600,273 @@ done:
     return out;
 }
 
-/* ---- stat of many files --------------------------------------------------------------------- */
 #ifndef _WIN32
 #include <sys/stat.h>
 
-/* stat_files(paths) -> (sizes, mtimes_ns, kinds): os.stat of each path (links followed) without the
- * GIL and without a stat_result object each; kind 0 regular file, 1 folder, 2 other, -1 no stat. */
-static PyObject *stat_files(PyObject *self, PyObject *args) {
-    PyObject *paths;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &paths)) return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(paths);
-    PyObject **encoded = PyMem_Calloc((size_t)(n ? n : 1), sizeof(PyObject *));
-    PyObject *sizes = PyBytes_FromStringAndSize(NULL, 8 * n), *mtimes = PyBytes_FromStringAndSize(NULL, 8 * n);
-    PyObject *kinds = PyBytes_FromStringAndSize(NULL, n), *out = NULL;
-    Py_ssize_t got = 0;
-    if (!encoded || !sizes || !mtimes || !kinds) goto done;
-    for (; got < n; got++)
-        if (!PyUnicode_FSConverter(PyList_GET_ITEM(paths, got), &encoded[got])) goto done;
-    int64_t *size = (int64_t *)PyBytes_AS_STRING(sizes), *mtime = (int64_t *)PyBytes_AS_STRING(mtimes);
-    signed char *kind = (signed char *)PyBytes_AS_STRING(kinds);
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        struct stat st;
-        size[i] = mtime[i] = 0;
-        if (stat(PyBytes_AS_STRING(encoded[i]), &st) != 0) {
-            kind[i] = -1;
+/* ---- walking a notes folder (the twin of loader._walk_python) ---------------------------------- */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+
+typedef struct {
+    char *path, *rel; /* absolute (as given) and relative ("" for the root) */
+} Dir;
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} DirId;
+
+static inline uint64_t mix_id(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    return x ^ (x >> 33);
+}
+
+/* Folders entered so far, by device and inode: open addressing, grown past half full. */
+typedef struct {
+    DirId *slots;
+    unsigned char *used;
+    size_t mask, n;
+} DirSet;
+
+static int dirset_add(DirSet *s, dev_t dev, ino_t ino) { /* 1 if new, 0 if seen, -1 on error */
+    if ((s->n + 1) * 2 > s->mask + 1) {
+        size_t cap = s->mask ? (s->mask + 1) * 2 : 256;
+        DirSet bigger = {calloc(cap, sizeof(DirId)), calloc(cap, 1), cap - 1, 0};
+        if (!bigger.slots || !bigger.used) {
+            free(bigger.slots), free(bigger.used);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; s->mask && i <= s->mask; i++)
+            if (s->used[i]) dirset_add(&bigger, s->slots[i].dev, s->slots[i].ino);
+        free(s->slots), free(s->used);
+        *s = bigger;
+    }
+    size_t i = (size_t)mix_id((uint64_t)dev * 0x9E3779B97F4A7C15ULL ^ (uint64_t)ino) & s->mask;
+    for (; s->used[i]; i = (i + 1) & s->mask)
+        if (s->slots[i].dev == dev && s->slots[i].ino == ino) return 0;
+    s->used[i] = 1, s->slots[i].dev = dev, s->slots[i].ino = ino, s->n++;
+    return 1;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static char *join_path(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    char *out = malloc(la + lb + 2);
+    if (!out) return NULL;
+    memcpy(out, a, la);
+    size_t at = la;
+    if (la && a[la - 1] != '/') out[at++] = '/';
+    memcpy(out + at, b, lb + 1);
+    return out;
+}
+
+/* name ends with one of the extensions (lowercase ASCII), ASCII letters compared without case; 2 if
+ * the name has non-ASCII bytes (Python decides: str.lower is Unicode-aware), 0 if not a note */
+static int note_name(const char *name, char **exts, Py_ssize_t n_exts) {
+    size_t len = strlen(name);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)name[i] >= 128) return 2;
+    for (Py_ssize_t e = 0; e < n_exts; e++) {
+        size_t le = strlen(exts[e]);
+        if (le > len) continue;
+        size_t i = 0;
+        for (; i < le; i++) {
+            char c = name[len - le + i];
+            if (c >= 'A' && c <= 'Z') c = (char)(c + 32);
+            if (c != exts[e][i]) break;
+        }
+        if (i == le) return 1;
+    }
+    return 0;
+}
+
+/* note_name's answer 2 settled as Python settles it: name.lower().endswith(exts); -1 on error */
+static int note_name_py(const char *name, PyObject *exts) {
+    PyObject *s = PyUnicode_DecodeFSDefault(name);
+    PyObject *low = s ? PyObject_CallMethod(s, "lower", NULL) : NULL;
+    PyObject *ends = low ? PyObject_CallMethod(low, "endswith", "(O)", exts) : NULL;
+    int answer = ends ? PyObject_IsTrue(ends) : -1;
+    Py_XDECREF(s), Py_XDECREF(low), Py_XDECREF(ends);
+    return answer;
+}
+
+static int push_event(PyObject *events, const char *rel, int code, const char *message) {
+    PyObject *r = PyUnicode_DecodeFSDefault(rel);
+    PyObject *t = r ? Py_BuildValue("(Nis)", r, code, message) : NULL;
+    int bad = !t || PyList_Append(events, t) < 0;
+    Py_XDECREF(t);
+    return bad ? -1 : 0;
+}
+
+/* walk_tree(root, exts, skip_names, skip_dir) -> (notes, sizes, mtimes, kinds, links, events): see
+ * loader.walk_notes. Names starting with "." or in skip_names are not entered or listed; skip_dir(rel)
+ * (or None) is asked about every folder, by its relative path with a trailing "/". notes: relative
+ * paths of note-named entries that are not folders (with their stat, links followed: kind 0 file,
+ * 1 folder, 2 other, -1 no stat; links 1 for a symbolic link, 2 when the name is not ASCII and Python
+ * must check it); events: (relative path, code, text): 0 folder cannot be read (text: the error),
+ * 1 folder named like a note seen again (a link loop), 2 folder named like a note. */
+static PyObject *walk_tree(PyObject *self, PyObject *args) {
+    PyObject *root_obj, *exts_obj, *skip_obj, *skip_dir, *root_b = NULL;
+    if (!PyArg_ParseTuple(args, "O&O!O!O", PyUnicode_FSConverter, &root_b, &PyTuple_Type, &exts_obj, &PyTuple_Type,
+                          &skip_obj, &skip_dir))
+        return NULL;
+    (void)root_obj;
+    Py_ssize_t n_exts = PyTuple_GET_SIZE(exts_obj), n_skip = PyTuple_GET_SIZE(skip_obj);
+    char **exts = PyMem_Calloc((size_t)n_exts + 1, sizeof(char *)), **skip = PyMem_Calloc((size_t)n_skip + 1, sizeof(char *));
+    PyObject *notes = PyList_New(0), *events = PyList_New(0), *out = NULL;
+    Vec sizes = {NULL, 0, 0, 8}, mtimes = {NULL, 0, 0, 8}, kinds = {NULL, 0, 0, 1}, links = {NULL, 0, 0, 1};
+    Vec stack = {NULL, 0, 0, sizeof(Dir)}, names = {NULL, 0, 0, sizeof(char *)};
+    DirSet seen = {NULL, NULL, 0, 0};
+    int ok = exts && skip && notes && events;
+    for (Py_ssize_t i = 0; ok && i < n_exts; i++)
+        ok = (exts[i] = (char *)PyUnicode_AsUTF8(PyTuple_GET_ITEM(exts_obj, i))) != NULL;
+    for (Py_ssize_t i = 0; ok && i < n_skip; i++)
+        ok = (skip[i] = (char *)PyUnicode_AsUTF8(PyTuple_GET_ITEM(skip_obj, i))) != NULL;
+    struct stat st;
+    if (ok && stat(PyBytes_AS_STRING(root_b), &st) == 0) ok = dirset_add(&seen, st.st_dev, st.st_ino) >= 0;
+    Dir top = {strdup(PyBytes_AS_STRING(root_b)), strdup("")};
+    if (ok && (!top.path || !top.rel || vec_reserve(&stack, 1) < 0)) ok = 0, PyErr_NoMemory();
+    if (ok) VEC_AT(stack, Dir, stack.len++) = top;
+    else free(top.path), free(top.rel);
+    while (ok && stack.len) {
+        Dir d = VEC_AT(stack, Dir, --stack.len);
+        DIR *dir = opendir(d.path);
+        if (!dir) {
+            ok = push_event(events, *d.rel ? d.rel : ".", 0, strerror(errno)) == 0;
+            free(d.path), free(d.rel);
             continue;
         }
-        kind[i] = S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? 1 : 2;
-        size[i] = (int64_t)st.st_size;
+        names.len = 0;
+        struct dirent *e;
+        while (ok && (e = readdir(dir)) != NULL) {
+            const char *name = e->d_name;
+            if (name[0] == '.') continue;
+            int skipped = 0;
+            for (Py_ssize_t i = 0; i < n_skip && !skipped; i++) skipped = !strcmp(name, skip[i]);
+            if (skipped) continue;
+            int is_dir = e->d_type == DT_DIR, is_link = e->d_type == DT_LNK;
+            struct stat target;
+            int have_target = 0;
+            if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+                have_target = fstatat(dirfd(dir), name, &target, 0) == 0;
+                is_dir = have_target && S_ISDIR(target.st_mode);
+                if (e->d_type == DT_UNKNOWN) {
+                    struct stat own;
+                    is_link = fstatat(dirfd(dir), name, &own, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(own.st_mode);
+                }
+            }
+            if (is_dir) {
+                char *copy = strdup(name);
+                if (!copy || vec_reserve(&names, names.len + 1) < 0) {
+                    free(copy);
+                    ok = 0;
+                    break;
+                }
+                VEC_AT(names, char *, names.len++) = copy;
+                continue;
+            }
+            int kind_of_name = note_name(name, exts, n_exts);
+            if (!kind_of_name) continue;
+            if (!have_target) have_target = fstatat(dirfd(dir), name, &target, 0) == 0;
+            char *rel = *d.rel ? join_path(d.rel, name) : strdup(name);
+            PyObject *r = rel ? PyUnicode_DecodeFSDefault(rel) : NULL;
+            free(rel);
+            if (!r || PyList_Append(notes, r) < 0 || vec_reserve(&sizes, sizes.len + 1) < 0 ||
+                vec_reserve(&mtimes, mtimes.len + 1) < 0 || vec_reserve(&kinds, kinds.len + 1) < 0 ||
+                vec_reserve(&links, links.len + 1) < 0) {
+                Py_XDECREF(r);
+                ok = 0;
+                break;
+            }
+            Py_DECREF(r);
+            signed char kind = -1;
+            int64_t size = 0, mtime = 0;
+            if (have_target) {
+                kind = S_ISREG(target.st_mode) ? 0 : S_ISDIR(target.st_mode) ? 1 : 2;
+                size = (int64_t)target.st_size;
 #ifdef __APPLE__
-        mtime[i] = (int64_t)st.st_mtimespec.tv_sec * 1000000000 + st.st_mtimespec.tv_nsec;
+                mtime = (int64_t)target.st_mtimespec.tv_sec * 1000000000 + target.st_mtimespec.tv_nsec;
 #else
-        mtime[i] = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+                mtime = (int64_t)target.st_mtim.tv_sec * 1000000000 + target.st_mtim.tv_nsec;
 #endif
+            }
+            VEC_AT(sizes, int64_t, sizes.len++) = size;
+            VEC_AT(mtimes, int64_t, mtimes.len++) = mtime;
+            VEC_AT(kinds, signed char, kinds.len++) = kind;
+            VEC_AT(links, signed char, links.len++) = (signed char)(is_link | (kind_of_name == 2 ? 2 : 0));
+        }
+        closedir(dir);
+        /* folders, in name order; pushed in reverse so the first is walked first */
+        qsort(names.data, names.len, sizeof(char *), cmp_names);
+        size_t first_new = stack.len;
+        for (size_t i = 0; ok && i < names.len; i++) {
+            char *name = VEC_AT(names, char *, i);
+            char *rel = *d.rel ? join_path(d.rel, name) : strdup(name), *path = join_path(d.path, name);
+            int drop = 0;
+            if (!rel || !path) {
+                ok = 0;
+            } else if (skip_dir != Py_None) {
+                char *slash = join_path(rel, "");
+                PyObject *r = slash ? PyUnicode_DecodeFSDefault(slash) : NULL;
+                free(slash);
+                PyObject *answer = r ? PyObject_CallOneArg(skip_dir, r) : NULL;
+                Py_XDECREF(r);
+                int truth = answer ? PyObject_IsTrue(answer) : -1;
+                Py_XDECREF(answer);
+                if (truth < 0) ok = 0;
+                drop = truth > 0;
+            }
+            struct stat target;
+            if (ok && !drop && stat(path, &target) == 0) {
+                int added = dirset_add(&seen, target.st_dev, target.st_ino);
+                int noted = note_name(name, exts, n_exts);
+                if (noted == 2) noted = note_name_py(name, exts_obj);
+                if (added < 0 || noted < 0) {
+                    ok = 0;
+                } else if (!added) {
+                    if (noted) ok = push_event(events, rel, 1, "") == 0;
+                    drop = 1;
+                } else if (noted) {
+                    ok = push_event(events, rel, 2, "") == 0;
+                }
+            } else if (ok && !drop) {
+                drop = 1; /* gone since it was listed */
+            }
+            if (ok && !drop && vec_reserve(&stack, stack.len + 1) == 0) {
+                VEC_AT(stack, Dir, stack.len++) = (Dir){path, rel};
+                path = rel = NULL;
+            } else if (ok && !drop) {
+                ok = 0;
+            }
+            free(path), free(rel), free(name);
+            VEC_AT(names, char *, i) = NULL;
+        }
+        for (size_t i = 0; i < names.len; i++) free(VEC_AT(names, char *, i)); /* those not reached */
+        if (ok) { /* reverse the pushed folders: the stack pops the last first */
+            Dir *a = &VEC_AT(stack, Dir, first_new), *b = &VEC_AT(stack, Dir, stack.len - 1);
+            for (; a < b; a++, b--) {
+                Dir t = *a;
+                *a = *b, *b = t;
+            }
+        }
+        free(d.path), free(d.rel);
     }
-    Py_END_ALLOW_THREADS
-    out = Py_BuildValue("(OOO)", sizes, mtimes, kinds);
-done:
-    for (Py_ssize_t i = 0; i < got; i++) Py_XDECREF(encoded[i]);
-    PyMem_Free(encoded);
-    Py_XDECREF(sizes), Py_XDECREF(mtimes), Py_XDECREF(kinds);
+    for (size_t i = 0; i < stack.len; i++) free(VEC_AT(stack, Dir, i).path), free(VEC_AT(stack, Dir, i).rel);
+    if (ok) {
+        out = Py_BuildValue("(ONNNNO)", notes, vec_bytes(&sizes), vec_bytes(&mtimes), vec_bytes(&kinds),
+                            vec_bytes(&links), events);
+    } else if (!PyErr_Occurred()) {
+        PyErr_NoMemory();
+    }
+    Py_XDECREF(notes), Py_XDECREF(events), Py_XDECREF(root_b);
+    free(sizes.data), free(mtimes.data), free(kinds.data), free(links.data), free(stack.data);
+    free(seen.slots), free(seen.used);
+    free(names.data);
+    PyMem_Free(exts), PyMem_Free(skip);
     return out;
 }
 #endif
@@ -686,9 +912,9 @@ static PyMethodDef methods[] = {
      "(start, end, start line, end line, trail index) per chunk, as chunking.chunk_markdown cuts the note; trails\n"
      "are the heading trails joined by sep (trails[0] = '')."},
 #ifndef _WIN32
-    {"stat_files", stat_files, METH_VARARGS,
-     "stat_files(paths) -> (sizes, mtimes_ns, kinds): int64, int64 and int8 bytes per path; os.stat (links\n"
-     "followed) of each without the GIL; kind 0 regular file, 1 folder, 2 other, -1 could not stat."},
+    {"walk_tree", walk_tree, METH_VARARGS,
+     "walk_tree(root, exts, skip_names, skip_dir) -> (notes, sizes, mtimes, kinds, links, events): a notes\n"
+     "folder's note-named files with their stat, and what loader.walk_notes reports about folders."},
 #endif
     {"intern_words", intern_words, METH_VARARGS,
      "intern_words(vocab, words) -> int32 bytes: each word's id in the dict vocab, adding an unseen word\n"

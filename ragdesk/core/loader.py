@@ -6,12 +6,14 @@ decoded with a fallback encoding, is reported as a `Skipped` with a human reason
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 import re
 import stat
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,11 +97,11 @@ def walk_notes(
 ) -> tuple[list[NoteFile], list[Skipped]]:
     """Find note files under `root` without following links back into the walk.
 
-    A refresh walks the whole folder to see what changed, so this is kept lean: folders are
-    listed first (a folder's real path is worked out from its parent's unless it is a link), then
-    every note is stat'ed in one call (the compiled kernel does it without a Python object per
-    file); nothing else is stat'ed. Folders are entered in name order, so which of two links to
-    the same folder counts as the loop does not depend on the file system's listing order.
+    A refresh walks the whole folder to see what changed, so this is lean: the compiled
+    `_text.walk_tree` lists the folders and stats the notes without a Python object per entry
+    (the Python twin, `_walk_python`, is used without a C compiler and on Windows; tested equal).
+    Folders are entered in name order, so which of two links to the same folder counts as the
+    loop does not depend on the file system's listing order.
     """
     options = options or LoadOptions()
     root_path = Path(root)
@@ -107,6 +109,75 @@ def walk_notes(
         raise FileNotFoundError(f"notes folder not found: {root}")
     exts = tuple(e.lower() for e in options.extensions)
     spec = _load_ignore_spec(root_path, options)
+    with _collector_paused():
+        if _text is not None and hasattr(_text, "walk_tree"):  # not built on Windows
+            notes, skipped = _walk_compiled(root_path, exts, spec)
+        else:
+            notes, skipped = _walk_python(root_path, exts, spec)
+        return _note_files(notes, skipped, spec, options.max_bytes)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a walk makes tens of thousands of small objects, none in
+    a cycle, and each collection they trigger traverses everything the process holds (in a window
+    with an index open, a third of a refresh's walk)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _note_files(
+    notes: list[_NoteStat], skipped: list[Skipped], spec: pathspec.PathSpec | None, max_bytes: int
+) -> tuple[list[NoteFile], list[Skipped]]:
+    """The notes to read, and why the others are skipped, both in path order."""
+    found: list[NoteFile] = []
+    for relpath, path, size, mtime, kind, is_link in notes:
+        if kind < 0:
+            skipped.append(Skipped(relpath, "dangling symbolic link" if is_link else "cannot be read (stat failed)"))
+        elif spec is not None and spec.match_file(relpath):
+            continue
+        elif kind != 0:
+            skipped.append(Skipped(relpath, "not a regular file (pipe, socket or device)"))
+        elif size > max_bytes:
+            mb = f"{size / 1e6:.1f} MB over the {max_bytes / 1e6:.0f} MB limit"
+            skipped.append(Skipped(relpath, f"too large: {mb}"))
+        else:
+            found.append(NoteFile(relpath, path, size, mtime))
+    found.sort(key=lambda f: f.path)
+    skipped.sort(key=lambda s: s.path)
+    return found, skipped
+
+
+_FOLDER_EVENTS = ("folder cannot be read: {}", "folder named like a note (link loop)", "is a folder, not a note file")
+_NoteStat = tuple[str, str, int, int, int, bool]  # relative path, path, size, mtime (ns), kind, is a link
+
+
+def _walk_compiled(
+    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None
+) -> tuple[list[_NoteStat], list[Skipped]]:
+    """`_walk_python` by `_text.walk_tree` (which leaves names that are not ASCII to Python)."""
+    skip_dir = spec.match_file if spec is not None else None
+    rels, sizes, mtimes, kinds, links, events = _text.walk_tree(str(root_path), exts, tuple(SKIP_DIRS), skip_dir)
+    prefix = os.path.join(str(root_path), "")
+    stats = zip(rels, array("q", sizes), array("q", mtimes), array("b", kinds), array("b", links))
+    notes = [
+        (rel, prefix + rel, size, mtime, kind, bool(link & 1))
+        for rel, size, mtime, kind, link in stats
+        if not link & 2 or rel.rsplit("/", 1)[-1].lower().endswith(exts)
+    ]
+    return notes, [Skipped(rel, _FOLDER_EVENTS[code].format(text)) for rel, code, text in events]
+
+
+def _walk_python(
+    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None
+) -> tuple[list[_NoteStat], list[Skipped]]:
+    """The note-named files under `root_path` with their stat (kind 0 file, 1 folder, 2 other,
+    -1 no stat), and what is reported about folders on the way."""
     skipped: list[Skipped] = []
     notes: list[tuple[str, str, bool]] = []  # relative path, path, is a link: stat'ed below
     root_real = os.path.realpath(root_path)
@@ -117,7 +188,7 @@ def walk_notes(
         try:
             entries = list(os.scandir(dirpath))
         except OSError as exc:
-            skipped.append(Skipped(rel or ".", f"folder cannot be read: {exc.strerror or exc}"))
+            skipped.append(Skipped(rel or ".", _FOLDER_EVENTS[0].format(exc.strerror or exc)))
             continue
         folders: list[os.DirEntry[str]] = []
         for entry in entries:
@@ -141,54 +212,23 @@ def walk_notes(
             is_note_name = entry.name.lower().endswith(exts)
             if real in visited:
                 if is_note_name:
-                    skipped.append(Skipped(relpath, "folder named like a note (link loop)"))
+                    skipped.append(Skipped(relpath, _FOLDER_EVENTS[1]))
                 continue
             visited.add(real)
             if is_note_name:
-                skipped.append(Skipped(relpath, "is a folder, not a note file"))
+                skipped.append(Skipped(relpath, _FOLDER_EVENTS[2]))
             subdirs.append((entry.path, relpath, real))
         stack.extend(reversed(subdirs))
-    found: list[NoteFile] = []
-    sizes, mtimes, kinds = _stat_files([path for _, path, _ in notes])
-    for (relpath, path, is_link), size, mtime, kind in zip(notes, sizes, mtimes, kinds):
-        if kind < 0:
-            skipped.append(Skipped(relpath, "dangling symbolic link" if is_link else "cannot be read (stat failed)"))
-        elif spec is not None and spec.match_file(relpath):
-            continue
-        elif kind != 0:
-            skipped.append(Skipped(relpath, "not a regular file (pipe, socket or device)"))
-        elif size > options.max_bytes:
-            mb = f"{size / 1e6:.1f} MB over the {options.max_bytes / 1e6:.0f} MB limit"
-            skipped.append(Skipped(relpath, f"too large: {mb}"))
-        else:
-            found.append(NoteFile(relpath, path, size, mtime))
-    found.sort(key=lambda f: f.path)
-    skipped.sort(key=lambda s: s.path)
-    return found, skipped
-
-
-def _stat_files(paths: list[str]) -> tuple[list[int], list[int], list[int]]:
-    """Size, mtime (ns) and kind (0 file, 1 folder, 2 other, -1 no stat) of each path, links followed."""
-    if _text is not None and hasattr(_text, "stat_files"):  # not built on Windows
-        sizes, mtimes, kinds = _text.stat_files(paths)
-        return (
-            array("q", sizes).tolist(),
-            array("q", mtimes).tolist(),
-            array("b", kinds).tolist(),
-        )
-    out: tuple[list[int], list[int], list[int]] = ([], [], [])
-    for path in paths:
+    out: list[_NoteStat] = []
+    for relpath, path, is_link in notes:
         try:
-            st = os.stat(path)
+            st = os.stat(path)  # follows links
         except OSError:
-            size, mtime, kind = 0, 0, -1
-        else:
-            size, mtime = st.st_size, st.st_mtime_ns
-            kind = 0 if stat.S_ISREG(st.st_mode) else 1 if stat.S_ISDIR(st.st_mode) else 2
-        out[0].append(size)
-        out[1].append(mtime)
-        out[2].append(kind)
-    return out
+            out.append((relpath, path, 0, 0, -1, is_link))
+            continue
+        kind = 0 if stat.S_ISREG(st.st_mode) else 1 if stat.S_ISDIR(st.st_mode) else 2
+        out.append((relpath, path, st.st_size, st.st_mtime_ns, kind, is_link))
+    return out, skipped
 
 
 def decode(data: bytes) -> tuple[str | None, str, str | None]:
