@@ -33,8 +33,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(params=["compiled", "python"])
 def text_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test with the compiled text kernel (ragdesk/core/_text.c) and with its Python twin."""
-    from ragdesk.core import chunking, tokenize
+    """Run a test with the compiled text kernel (ragdesk/core/_text.c) and with its Python twins."""
+    from ragdesk.core import chunking, loader, tokenize
 
     if request.param == "compiled":
         if chunking._text is None:
@@ -42,4 +42,5 @@ def text_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     else:
         monkeypatch.setattr(chunking, "_text", None)
         monkeypatch.setattr(tokenize, "_text", None)
+        monkeypatch.setattr(loader, "_text", None)
     return str(request.param)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ragdesk.core.loader import LoadOptions, decode, load_notes, parse_front_matter
+from ragdesk.core.loader import LoadOptions, decode, load_notes, parse_front_matter, walk_notes
 
 from ..conftest import write_notes
 
 
-def test_walk_skips_and_reports(tmp_path: Path) -> None:
+def test_walk_skips_and_reports(tmp_path: Path, text_kernel: str) -> None:
     root = write_notes(
         tmp_path / "n",
         {
@@ -54,6 +54,27 @@ def test_walk_skips_and_reports(tmp_path: Path) -> None:
     assert by_path["bom.md"].text == "with bom"
     assert by_path["utf16.txt"].text == "wide text"
     assert not any(s.path.startswith(("ignored", ".obsidian", "node_modules")) for s in skipped)
+
+
+def test_walk_follows_links_once_and_reads_names_in_any_script(tmp_path: Path, text_kernel: str) -> None:
+    """A link to a folder is entered (once: a second link to it is a loop); folders are entered in
+    name order, so which link counts as the loop is the same on every file system; names that are
+    not ASCII match the note types as Python's str.lower does."""
+    root = write_notes(
+        tmp_path / "n",
+        {"Poznámky/Úvod.MD": "# Úvod", "real/in.md": "inside", "x/Ω.txt": "omega", "x/ß.png": "not a note"},
+    )
+    (root / "Složka.md").mkdir()  # a folder named like a note, not ASCII
+    (root / "a-link").symlink_to(root / "real", target_is_directory=True)
+    (root / "b-link.md").symlink_to(root / "real", target_is_directory=True)
+    files, skipped = walk_notes(root, LoadOptions())
+    assert [f.path for f in files] == ["Poznámky/Úvod.MD", "a-link/in.md", "x/Ω.txt"]
+    assert [(s.path, s.reason) for s in skipped] == [
+        ("Složka.md", "is a folder, not a note file"),
+        ("b-link.md", "folder named like a note (link loop)"),
+    ]
+    by_path = {f.path: f for f in files}
+    assert by_path["x/Ω.txt"].size == len("omega") and by_path["x/Ω.txt"].abspath == str(root / "x" / "Ω.txt")
 
 
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
