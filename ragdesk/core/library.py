@@ -203,7 +203,7 @@ class Library:
         self.heading_ids = store.load_array(g, "chunk_heading")
         self.note_size, self.note_mtime = store.load_array(g, "note_size"), store.load_array(g, "note_mtime")
         self.headings = store.load_blob(g, "headings").decode("utf-8").split("\n")
-        self._blob = np.load(g / "notes.npy", mmap_mode="r")
+        self._blob = np.asarray(np.load(g / "notes.npy", mmap_mode="r"))  # slicing np.memmap costs microseconds
         self._forward: ForwardIndex | None = None
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
@@ -472,11 +472,11 @@ class Library:
         parts = []
         for cfg, weight in config.parts():
             ti = self.term_index(cfg)
-            qterms = []
-            for term, words in self.analyzer(cfg).query_terms(query):
-                tid = ti.term_id(term)
-                qterms.append((term, tuple(words), tid if tid is not None and ti.df(tid) > 0 else None))
-            parts.append(_Part(cfg, weight, ti, qterms))
+            found = [(term, words, ti.term_id(term)) for term, words in self.analyzer(cfg).query_terms(query)]
+            known = [tid for _, _, tid in found if tid is not None]
+            n_t = dict(zip(known, ti.dfs(np.array(known, np.int64)).tolist())) if known else {}
+            qterms = [(t, tuple(w), tid if n_t.get(tid, 0) > 0 else None) for t, w, tid in found]
+            parts.append(_Part(cfg, weight, ti, qterms, [n_t.get(tid, 0) for _, _, tid in found]))
         return parts
 
     @staticmethod
@@ -531,7 +531,7 @@ class Library:
                 Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, length, c.text, rows, fusion)
             )
         took = (time.perf_counter() - t0) * 1000
-        terms = [QueryTerm(t, w, p.index.df(tid) if tid is not None else 0) for p in parts for t, w, tid in p.qterms]
+        terms = [QueryTerm(t, w, n_t) for p in parts for (t, w, _), n_t in zip(p.qterms, p.dfs)]
         ti = main.index
         return SearchResult(query, config.key, k1, b, ti.n_docs, ti.avgdl, took, hits, terms, reason, mode)
 
@@ -784,7 +784,8 @@ class _Part:
     config: AnalyzerConfig
     weight: float
     index: TermIndex | MergedTermIndex
-    qterms: list[tuple[str, tuple[str, ...], int | None]]
+    qterms: list[tuple[str, tuple[str, ...], int | None]]  # term, query words, id (None: not in the notes)
+    dfs: list[int]  # n_t per query term (0: not in the notes)
 
     @property
     def present(self) -> list[int]:
