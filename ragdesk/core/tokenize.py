@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - exercised by tests that hide the kerne
 
 
 def text_kernel() -> str:
-    """Which word counting and chunking run here: "compiled" or "python" (same results)."""
+    """Which word counting, markdown chunking and folder walk run here: "compiled" or "python" (same results)."""
     return "python" if _text is None else "compiled"
 
 
