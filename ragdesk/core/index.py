@@ -366,7 +366,7 @@ def _one_term_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str],
     ids = intern_words(term_ids, [t for t in terms if t])
     ptr = np.zeros(len(vocab) + 1, np.int64)
     np.cumsum(has_term, out=ptr[1:])
-    return list(term_ids), ptr, ids.astype(np.int32, copy=False), np.ones(len(ids), np.int32)
+    return list(term_ids), ptr, ids, np.ones(len(ids), np.int32)
 
 
 def _word_map_by_word(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:

@@ -47,7 +47,7 @@ from .index import (
     terms_of_rows,
 )
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
-from .tokenize import BatchResult, NoteRecord, _Vocab, intern_words, process_batch
+from .tokenize import BatchResult, NoteRecord, intern_words, process_batch
 
 ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
 CancelFn = Callable[[], bool]
@@ -301,8 +301,8 @@ class Library:
         lib.chunk_note = np.repeat(np.arange(len(src), dtype=np.int32), counts)
         lib.spans = lib._merge_rows(np.asarray(base.spans), np.asarray(delta.spans))
         lib.lines = lib._merge_rows(np.asarray(base.lines), np.asarray(delta.lines))
-        headings = _Vocab(zip(base.headings, range(len(base.headings))))  # one id per distinct heading
-        delta_heading = np.array([headings[h] for h in delta.headings], np.int32)
+        headings = dict(zip(base.headings, range(len(base.headings))))  # one id per distinct heading
+        delta_heading = intern_words(headings, delta.headings)
         delta_ids = delta_heading[np.asarray(delta.heading_ids)] if len(delta_heading) else np.zeros(0, np.int32)
         lib.heading_ids = lib._merge_rows(np.asarray(base.heading_ids), delta_ids)
         lib.headings = list(headings)
@@ -382,8 +382,8 @@ class Library:
         (only needed to merge everything into a new base; analyzers derive per segment)."""
         assert self.base is not None and self.delta is not None
         bf, df_ = self.base.forward(), self.delta.forward()
-        vocab = _Vocab(zip(bf.vocab, range(len(bf.vocab))))  # base ids kept, the delta's new words after
-        dmap = np.array([vocab[w] for w in df_.vocab], dtype=np.int32)
+        vocab = dict(zip(bf.vocab, range(len(bf.vocab))))  # base ids kept, the delta's new words after
+        dmap = intern_words(vocab, df_.vocab)
         live = np.flatnonzero(self._base_remap >= 0)
         b_ptr, d_ptr = np.asarray(bf.row_ptr), np.asarray(df_.row_ptr)
         row_len = np.zeros(self.n_chunks, np.int64)
@@ -1072,8 +1072,8 @@ def _write_segment(
     its manifest. `results` is consumed (emptied), so their memory goes as soon as it is written.
     `derive(gen)` is called once the forward index is on disk; what it returns is called before
     the manifest is written."""
-    vocab = _Vocab()
-    headings = _Vocab()
+    vocab: dict[str, int] = {}
+    headings: dict[str, int] = {}
     if previous is not None:
         fwd = previous.forward()
         # Same ids as before, so the reused rows keep pointing at the right words and headings.
