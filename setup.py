@@ -1,4 +1,5 @@
-"""Build the optional compiled kernels (BM25 top k, text counting); without a C compiler Python/numpy is used."""
+"""Build the optional compiled kernels (BM25 top k and derivation; text: chunking, counting, walking);
+without a C compiler the Python/numpy twins are used."""
 
 import os
 
@@ -9,7 +10,13 @@ FLAGS = ["/fp:precise"] if os.name == "nt" else ["-O3", "-ffp-contract=off", "-f
 
 setup(
     ext_modules=[
-        Extension(f"ragdesk.core.{name}", [f"ragdesk/core/{name}.c"], extra_compile_args=FLAGS, optional=True)
+        Extension(
+            f"ragdesk.core.{name}",
+            [f"ragdesk/core/{name}.c"],
+            depends=["ragdesk/core/_common.h"],
+            extra_compile_args=FLAGS,
+            optional=True,
+        )
         for name in ("_kernel", "_text")
     ]
 )

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_common.h"
+
 
 typedef struct {
     Py_buffer docs_buf, tfs_buf, norms_buf;
@@ -35,16 +37,6 @@ typedef struct {
 /* a ranks before b: higher score, then lower chunk id */
 static int ranks_before(const Scored *a, const Scored *b) {
     return a->score > b->score || (a->score == b->score && a->doc < b->doc);
-}
-
-static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const char *what) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
-    if (view->itemsize != itemsize || view->len % itemsize) {
-        PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes", what, itemsize);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
 }
 
 static void release_terms(Term *terms, Py_ssize_t n) {
@@ -593,13 +585,6 @@ static int cmp_u64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static inline size_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
 /* trigram_word_map(words) -> (terms, ptr, ids, mult): every word padded with "_" on both sides, its
  * distinct trigrams' term ids ascending with how often each occurs; terms sorted by code points. */
 static PyObject *trigram_word_map(PyObject *self, PyObject *args) {
@@ -642,7 +627,7 @@ static PyObject *trigram_word_map(PyObject *self, PyObject *args) {
             Py_UCS4 a = j ? PyUnicode_READ(kind, data, j - 1) : '_', b = PyUnicode_READ(kind, data, j);
             Py_UCS4 c = j + 1 < n ? PyUnicode_READ(kind, data, j + 1) : '_';
             uint64_t key = pack3(a, b, c);
-            size_t h = mix64(key) & (cap - 1);
+            size_t h = (size_t)mix64(key) & (cap - 1);
             while (slot_id[h] >= 0 && slot_key[h] != key) h = (h + 1) & (cap - 1);
             if (slot_id[h] < 0) slot_key[h] = key, slot_id[h] = (int32_t)n_uniq, uniq[n_uniq++] = key;
             keys[k] = key;
@@ -662,7 +647,7 @@ static PyObject *trigram_word_map(PyObject *self, PyObject *args) {
     terms = PyList_New(n_uniq);
     for (Py_ssize_t t = 0; terms && t < n_uniq; t++) {
         uint64_t key = sorted[t];
-        size_t h = mix64(key) & (cap - 1);
+        size_t h = (size_t)mix64(key) & (cap - 1);
         while (slot_key[h] != key) h = (h + 1) & (cap - 1);
         rank[slot_id[h]] = (int32_t)t;
         Py_UCS4 cps[3] = {(Py_UCS4)(key >> 42), (Py_UCS4)((key >> 21) & 0x1FFFFF), (Py_UCS4)(key & 0x1FFFFF)};

@@ -9,12 +9,18 @@
  *
  * markdown_chunks: chunking.chunk_markdown's blocks, heading trails, cuts and line numbers in one pass
  * over the note (Python made a str per line and a dozen small numpy calls per note).
+ *
+ * intern_words: a batch's words looked up (and added) in the index's vocabulary dict.
+ *
+ * walk_tree (not on Windows): loader.walk_notes's folder walk, stat'ing only note-named files.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "_common.h"
 
 static PyObject *casefold_name, *strip_name;
 
@@ -261,22 +267,12 @@ static Py_ssize_t count_piece(Vocab *v, PyObject *text, Py_ssize_t start, Py_ssi
     return tokens;
 }
 
-static int get_int64s(PyObject *obj, Py_buffer *view, const char *what) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
-    if (view->itemsize != 8 || view->len % 8) {
-        PyErr_Format(PyExc_TypeError, "%s: expected int64 items", what);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *count_words(PyObject *self, PyObject *args) {
     PyObject *pieces, *bounds_obj, *ptr_obj;
     if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &pieces, &bounds_obj, &ptr_obj)) return NULL;
     Py_buffer bb, pb;
-    if (get_int64s(bounds_obj, &bb, "bounds") < 0) return NULL;
-    if (get_int64s(ptr_obj, &pb, "chunk_ptr") < 0) {
+    if (get_buffer(bounds_obj, &bb, 8, "bounds") < 0) return NULL;
+    if (get_buffer(ptr_obj, &pb, 8, "chunk_ptr") < 0) {
         PyBuffer_Release(&bb);
         return NULL;
     }
@@ -356,11 +352,12 @@ typedef struct {
 
 #define CH(t, i) PyUnicode_READ((t)->kind, (t)->data, (i))
 
-static Py_ssize_t lower_bound(const int64_t *a, Py_ssize_t n, Py_ssize_t stride, int64_t x) {
+/* The first index of the ascending a[0..n) whose value is at least x (n if none). */
+static Py_ssize_t lower_bound(const int64_t *a, Py_ssize_t n, int64_t x) {
     Py_ssize_t lo = 0, hi = n;
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (a[mid * stride] < x)
+        if (a[mid] < x)
             lo = mid + 1;
         else
             hi = mid;
@@ -490,12 +487,12 @@ static int cut_words(const Text *t, const int64_t *ws, const int64_t *we, Py_ssi
     const Block *b = (const Block *)blocks->data;
     Py_ssize_t n_blocks = (Py_ssize_t)blocks->len;
     for (Py_ssize_t i = 0; i < n_blocks; i++) {
-        Py_ssize_t first = lower_bound(ws, n, 1, b[i].start);
+        Py_ssize_t first = lower_bound(ws, n, b[i].start);
         if (first < n) breaks[first] = b[i].kind == BLOCK_HEADING ? BREAK_HEADING : BREAK_BLOCK;
     }
     for (Py_ssize_t i = 0; i < n_blocks; i++) { /* never cut inside a code block if a better place exists */
         if (b[i].kind != BLOCK_CODE) continue;
-        Py_ssize_t first = lower_bound(ws, n, 1, b[i].start), last = lower_bound(ws, n, 1, b[i].end);
+        Py_ssize_t first = lower_bound(ws, n, b[i].start), last = lower_bound(ws, n, b[i].end);
         for (Py_ssize_t k = first + 1; k < last; k++) breaks[k] = BREAK_NONE;
     }
     int bad = 0;
@@ -550,7 +547,7 @@ static PyObject *markdown_chunks(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "markdown_chunks: bad body start, size, overlap or shortest chunk");
         return NULL;
     }
-    Vec blocks = {NULL, 0, 0, sizeof(Block)}, words = {NULL, 0, 0, 16}, cuts = {NULL, 0, 0, 8};
+    Vec blocks = {NULL, 0, 0, sizeof(Block)}, starts = {NULL, 0, 0, 8}, ends = {NULL, 0, 0, 8}, cuts = {NULL, 0, 0, 8};
     Vec rows = {NULL, 0, 0, 8}, newlines = {NULL, 0, 0, 8};
     PyObject *out = NULL, *trails = PyList_New(1);
     if (!trails) return NULL;
@@ -568,35 +565,28 @@ static PyObject *markdown_chunks(PyObject *self, PyObject *args) {
         }
         Py_ssize_t j = i + 1;
         while (j < t.len && !is_space(CH(&t, j))) j++;
-        if (vec_reserve(&words, words.len + 1) < 0) goto done;
-        VEC_AT(words, int64_t, 2 * words.len) = i;
-        VEC_AT(words, int64_t, 2 * words.len + 1) = j;
-        words.len++;
+        if (vec_reserve(&starts, starts.len + 1) < 0 || vec_reserve(&ends, ends.len + 1) < 0) goto done;
+        VEC_AT(starts, int64_t, starts.len++) = i;
+        VEC_AT(ends, int64_t, ends.len++) = j;
         i = j;
     }
-    Py_ssize_t n = (Py_ssize_t)words.len;
-    int64_t *ws = malloc(sizeof(int64_t) * (size_t)(n ? 2 * n : 1)), *we = ws + n;
-    if (!ws) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) ws[i] = VEC_AT(words, int64_t, 2 * i), we[i] = VEC_AT(words, int64_t, 2 * i + 1);
+    Py_ssize_t n = (Py_ssize_t)starts.len;
+    const int64_t *ws = (const int64_t *)starts.data, *we = (const int64_t *)ends.data;
     int bad = cut_words(&t, ws, we, n, &blocks, size, overlap, lo, &cuts);
     for (size_t c = 0; !bad && c < cuts.len; c += 2) {
         int64_t start = ws[VEC_AT(cuts, int64_t, c)], end = we[VEC_AT(cuts, int64_t, c + 1) - 1];
         const int64_t *nl = (const int64_t *)newlines.data;
         Py_ssize_t n_nl = (Py_ssize_t)newlines.len;
-        int64_t row[5] = {start, end, 1 + lower_bound(nl, n_nl, 1, start),
-                          1 + lower_bound(nl, n_nl, 1, end - 1 > start ? end - 1 : start), trail_at(&blocks, start, end)};
+        int64_t row[5] = {start, end, 1 + lower_bound(nl, n_nl, start),
+                          1 + lower_bound(nl, n_nl, end - 1 > start ? end - 1 : start), trail_at(&blocks, start, end)};
         if ((bad = vec_reserve(&rows, rows.len + 5)) < 0) break;
         memcpy(&VEC_AT(rows, int64_t, rows.len), row, sizeof(row));
         rows.len += 5;
     }
-    free(ws);
     if (!bad) out = Py_BuildValue("(NO)", vec_bytes(&rows), trails);
 done:
     Py_DECREF(trails);
-    free(blocks.data), free(words.data), free(cuts.data), free(rows.data), free(newlines.data);
+    free(blocks.data), free(starts.data), free(ends.data), free(cuts.data), free(rows.data), free(newlines.data);
     return out;
 }
 
@@ -616,12 +606,6 @@ typedef struct {
     dev_t dev;
     ino_t ino;
 } DirId;
-
-static inline uint64_t mix_id(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    return x ^ (x >> 33);
-}
 
 /* Folders entered so far, by device and inode: open addressing, grown past half full. */
 typedef struct {
@@ -644,7 +628,7 @@ static int dirset_add(DirSet *s, dev_t dev, ino_t ino) { /* 1 if new, 0 if seen,
         free(s->slots), free(s->used);
         *s = bigger;
     }
-    size_t i = (size_t)mix_id((uint64_t)dev * 0x9E3779B97F4A7C15ULL ^ (uint64_t)ino) & s->mask;
+    size_t i = (size_t)mix64((uint64_t)dev * 0x9E3779B97F4A7C15ULL ^ (uint64_t)ino) & s->mask;
     for (; s->used[i]; i = (i + 1) & s->mask)
         if (s->slots[i].dev == dev && s->slots[i].ino == ino) return 0;
     s->used[i] = 1, s->slots[i].dev = dev, s->slots[i].ino = ino, s->n++;
@@ -710,11 +694,10 @@ static int push_event(PyObject *events, const char *rel, int code, const char *m
  * must check it); events: (relative path, code, text): 0 folder cannot be read (text: the error),
  * 1 folder named like a note seen again (a link loop), 2 folder named like a note. */
 static PyObject *walk_tree(PyObject *self, PyObject *args) {
-    PyObject *root_obj, *exts_obj, *skip_obj, *skip_dir, *root_b = NULL;
+    PyObject *exts_obj, *skip_obj, *skip_dir, *root_b = NULL;
     if (!PyArg_ParseTuple(args, "O&O!O!O", PyUnicode_FSConverter, &root_b, &PyTuple_Type, &exts_obj, &PyTuple_Type,
                           &skip_obj, &skip_dir))
         return NULL;
-    (void)root_obj;
     Py_ssize_t n_exts = PyTuple_GET_SIZE(exts_obj), n_skip = PyTuple_GET_SIZE(skip_obj);
     char **exts = PyMem_Calloc((size_t)n_exts + 1, sizeof(char *)), **skip = PyMem_Calloc((size_t)n_skip + 1, sizeof(char *));
     PyObject *notes = PyList_New(0), *events = PyList_New(0), *out = NULL;

@@ -21,7 +21,7 @@ import pathspec
 
 from .analyzers import normalize
 
-try:  # compiled stat of many files (ragdesk/core/_text.c); absent without a C compiler
+try:  # compiled folder walk (ragdesk/core/_text.c); absent without a C compiler
     from . import _text
 except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
     _text = None
