@@ -203,7 +203,7 @@ class Library:
         self.heading_ids = store.load_array(g, "chunk_heading")
         self.note_size, self.note_mtime = store.load_array(g, "note_size"), store.load_array(g, "note_mtime")
         self.headings = store.load_blob(g, "headings").decode("utf-8").split("\n")
-        self._blob = np.asarray(np.load(g / "notes.npy", mmap_mode="r"))  # slicing np.memmap costs microseconds
+        self._blob = store.load_array(g, "notes")  # the note texts, one UTF-8 byte array
         self._forward: ForwardIndex | None = None
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
