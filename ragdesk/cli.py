@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .core.paths import shown
 
 SUBCOMMANDS = ("index", "search", "prompt", "analyze", "eval")
 
@@ -193,7 +194,7 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
                 return lib
         except IndexDamaged:
             pass
-    lib, _ = build_index(folder, args.index_dir, settings, warm=_analyzer(args))
+    lib, _ = build_index(folder, args.index_dir, settings, warm=_analyzer(args), waiting=_say_waiting)
     return lib
 
 
@@ -211,12 +212,14 @@ def cmd_index(args: argparse.Namespace) -> int:
             Library.open(folder, args.index_dir, verify=True)
         except IndexDamaged as exc:
             damaged = str(exc)
-    if damaged is not None:
-        from .core import store
-
-        store.prune(store.index_dir_for(folder, args.index_dir), keep=[])
     lib, report = build_index(
-        folder, args.index_dir, _settings(args), progress=_terminal_progress(), warm=AnalyzerConfig()
+        folder,
+        args.index_dir,
+        _settings(args),
+        progress=_terminal_progress(),
+        warm=AnalyzerConfig(),
+        reuse_stored=damaged is None,
+        waiting=_say_waiting,
     )
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -232,9 +235,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(f"{verb}: {report.files} files, {report.chunks} chunks, {report.tokens} tokens in {report.elapsed_s:.2f} s")
     print(f"added {report.added}, changed {report.changed}, removed {report.removed}, unchanged {report.unchanged}")
     for s in report.skipped:
-        print(f"  {'decoded' if s.loaded else 'skipped'}: {s.path}: {s.reason}")
+        print(f"  {'decoded' if s.loaded else 'skipped'}: {shown(s.path)}: {s.reason}")
     print(f"index: {lib.root}")
     return 0
+
+
+def _say_waiting() -> None:
+    print("ragdesk: waiting for another ragdesk process to finish indexing this folder…", file=sys.stderr)
 
 
 def _terminal_progress() -> Any:
@@ -258,7 +265,7 @@ def _print_hits(result: Any, explain: bool) -> None:
     if result.reason:
         print(f"({result.reason})")
     for h in result.hits:
-        where = f"{h.path}:{h.start_line}-{h.end_line}" + (f" › {h.heading}" if h.heading else "")
+        where = f"{h.shown_path}:{h.start_line}-{h.end_line}" + (f" › {shown(h.heading)}" if h.heading else "")
         snippet = " ".join(h.text.split())[:160]
         print(f"{h.rank:>3}. {h.score:8.4g}  {where}\n       {snippet}")
         if h.fusion is not None:
@@ -315,7 +322,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     result = lib.search(
         args.question, _analyzer(args), args.k1, args.b, max(args.k, 1) * 3, False, args.mode, _embedder(args)
     )
-    excerpts = [Excerpt(h.path, h.heading, h.start_line, h.end_line, h.text, h.rank) for h in result.hits]
+    excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order)
     if args.json:
         print(

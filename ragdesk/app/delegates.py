@@ -1,4 +1,9 @@
-"""Painting helpers: stacked per-term contribution bars, share bars, and rich-text snippets."""
+"""Painting helpers: stacked per-term contribution bars, share bars, and rich-text snippets.
+
+Paint paths read the models' Python objects directly (`ResultsModel.hit_at`, `BreakdownModel.row_at`)
+instead of `index.data(role)`: PySide6 6.12.0 drops a reference to None on every Python-side
+`index.data()` whose answer is None, which kills Python 3.10/3.11 after minutes of repainting.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from .models import HtmlRole, RowsRole, ShareRole, term_color
+from .models import BreakdownModel, ResultsModel, term_color
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -22,7 +27,9 @@ class ContributionBarDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         super().paint(painter, option, index)
-        rows = index.data(RowsRole) or []
+        model = index.model()
+        hit = model.hit_at(index.row()) if isinstance(model, ResultsModel) else None
+        rows = hit.explain if hit is not None else []
         top = self._max_score() or 1.0
         rect = option.rect.adjusted(3, 5, -3, -5)
         x = float(rect.left())
@@ -43,19 +50,23 @@ class ShareBarDelegate(QStyledItemDelegate):
     """A horizontal bar for a breakdown row's share of the score, with the percentage on top."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        share = float(index.data(ShareRole) or 0.0)
+        model = index.model()
+        row = model.row_at(index.row()) if isinstance(model, BreakdownModel) else None
+        if row is None:
+            super().paint(painter, option, index)
+            return
+        share = model.share(row)
         painter.save()
         if option.state & QStyle.StateFlag.State_Selected:
             painter.fillRect(option.rect, option.palette.highlight())
         bar = option.rect.adjusted(2, 4, -2, -4)
         bar.setWidth(int(bar.width() * share))
-        term = index.siblingAtColumn(0).data()
-        painter.fillRect(bar, term_color(str(term)).darker(110))
+        painter.fillRect(bar, term_color(row.term).darker(110))
         painter.setPen(option.palette.color(QPalette.ColorRole.Text))
         painter.drawText(
             option.rect.adjusted(4, 0, -4, 0),
             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-            str(index.data()),
+            f"{share:.1%}",
         )
         painter.restore()
 
@@ -64,7 +75,8 @@ class HtmlDelegate(QStyledItemDelegate):
     """Renders the HtmlRole of a cell (highlighted snippet) on one line, elided by the cell."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        html_text = index.data(HtmlRole)
+        model = index.model()
+        html_text = model.snippet_html(index.row()) if isinstance(model, ResultsModel) else None
         if html_text is None:
             super().paint(painter, option, index)
             return

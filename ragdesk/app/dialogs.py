@@ -27,6 +27,7 @@ from .. import __version__
 from ..core.chunking import CHUNKERS, ChunkOptions
 from ..core.library import IndexSettings
 from ..core.loader import LoadOptions, Skipped
+from ..core.paths import shown
 from ..core.prompt import DEFAULT_INSTRUCTIONS
 
 
@@ -44,7 +45,7 @@ class SkippedDialog(QDialog):
         table.setObjectName("skippedTable")
         table.setHorizontalHeaderLabels(["File", "What happened", "Reason"])
         for i, s in enumerate(skipped):
-            table.setItem(i, 0, QTableWidgetItem(s.path))
+            table.setItem(i, 0, QTableWidgetItem(shown(s.path)))
             table.setItem(i, 1, QTableWidgetItem("indexed (fallback decoding)" if s.loaded else "skipped"))
             table.setItem(i, 2, QTableWidgetItem(s.reason))
         table.resizeColumnsToContents()

@@ -12,6 +12,7 @@ from PySide6.QtGui import QBrush, QColor
 from ..core.explain import TermRow
 from ..core.injection import Finding, describe, detect_injection
 from ..core.library import Hit, SearchResult
+from ..core.paths import shown
 
 HitRole = Qt.ItemDataRole.UserRole + 1
 RowsRole = Qt.ItemDataRole.UserRole + 2  # list[TermRow] of a hit (for the contribution bar)
@@ -118,6 +119,14 @@ class ResultsModel(_TableModel):
         """The largest BM25 sum among the hits (scales the contribution bars in every mode)."""
         return self._max_bm25
 
+    def hit_at(self, row: int) -> Hit | None:
+        """The hit shown in `row` (None outside the list); what paint paths and the window read."""
+        return self.hits[row] if 0 <= row < len(self.hits) else None
+
+    def snippet_html(self, row: int) -> str | None:
+        hit = self.hit_at(row)
+        return None if hit is None else highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), limit=300)
+
     def included_hits(self) -> list[Hit]:
         return [h for h in self.hits if h.chunk_id not in self.excluded]
 
@@ -150,11 +159,12 @@ class ResultsModel(_TableModel):
                 return f"{hit.score:.4f}" if hit.fusion is not None else f"{hit.score:.3f}"
             if col == self.COL_SOURCE:
                 marks = ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
-                return marks + hit.path + (f" › {hit.heading}" if hit.heading else "") + f" :{hit.start_line}"
+                heading = f" › {shown(hit.heading)}" if hit.heading else ""
+                return marks + hit.shown_path + heading + f" :{hit.start_line}"
             if col == self.COL_SNIPPET:
                 return " ".join(hit.text.split())[:300]
         if role == HtmlRole and col == self.COL_SNIPPET:
-            return highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), limit=300)
+            return self.snippet_html(index.row())
         if role == Qt.ItemDataRole.ToolTipRole:
             tips = []
             if hit.chunk_id in self.stale:
@@ -204,12 +214,19 @@ class BreakdownModel(_TableModel):
     def _items(self) -> list[Any]:
         return self.rows
 
+    def row_at(self, row: int) -> TermRow | None:
+        return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def share(self, row: TermRow) -> float:
+        """A row's share of the sum of contributions (0 when nothing contributed)."""
+        return row.contribution / self.score if self.score else 0.0
+
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
             return None
         r = self.rows[index.row()]
         col = index.column()
-        share = r.contribution / self.score if self.score else 0.0
+        share = self.share(r)
         if role == Qt.ItemDataRole.DisplayRole:
             if col == self.COL_TERM:
                 return r.label

@@ -45,11 +45,12 @@ from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.dense import MODES, dense_available, embedder_name
 from ..core.explain import TermRow, explanation_text
 from ..core.library import Hit, IndexSettings, Library
+from ..core.paths import shown
 from ..core.prompt import ORDERS, Excerpt, Prompt, build_prompt
 from .delegates import ContributionBarDelegate, HtmlDelegate, ShareBarDelegate, swatch
 from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog, SkippedDialog
 from .evaluate import EvaluateDialog
-from .models import BreakdownModel, HitRole, ResultsModel, highlighted_html, term_color
+from .models import BreakdownModel, ResultsModel, highlighted_html, term_color
 from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
 from .watcher import FolderWatcher
@@ -519,8 +520,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Computing embeddings for dense search…")
             return
         self.progress.setFormat(f"{done}/{total} files · {chunks} chunks")
-        if current:
-            self.statusBar().showMessage(f"Indexing {current}")
+        if current:  # total 0: not started yet (e.g. waiting for another process's build of this folder)
+            self.statusBar().showMessage(f"Indexing {current}" if total else current)
 
     def _build_finished(self) -> bool:
         """Hide progress; start a queued build if one is waiting (returns True when it did)."""
@@ -675,10 +676,10 @@ class MainWindow(QMainWindow):
     # ---- selection and breakdown ---------------------------------------------------------------
     def current_hit(self) -> Hit | None:
         index = self.results_view.currentIndex()
-        return index.data(HitRole) if index.isValid() else None
+        return self.results_model.hit_at(index.row()) if index.isValid() else None
 
     def _on_current_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        self._show_selection(current.data(HitRole) if current.isValid() else None)
+        self._show_selection(self.results_model.hit_at(current.row()) if current.isValid() else None)
 
     def _show_selection(self, hit: Hit | None) -> None:
         if hit is None:
@@ -695,7 +696,7 @@ class MainWindow(QMainWindow):
             " — ✎ changed on disk since indexing (F5 to refresh)" if hit.chunk_id in self.results_model.stale else ""
         )
         self.chunk_title.setText(
-            f"<b>{html.escape(hit.path)}</b>{' › ' + html.escape(hit.heading) if hit.heading else ''} "
+            f"<b>{html.escape(hit.shown_path)}</b>{' › ' + html.escape(shown(hit.heading)) if hit.heading else ''} "
             f"· lines {hit.start_line}–{hit.end_line} · score {hit.score:.3f}{stale}"
         )
         spans = self.results_model.highlights.get(hit.chunk_id, [])
@@ -803,7 +804,7 @@ class MainWindow(QMainWindow):
     # ---- prompt ------------------------------------------------------------------------------
     def _update_prompt(self, *_args: object) -> None:
         hits = self.results_model.included_hits()
-        excerpts = [Excerpt(h.path, h.heading, h.start_line, h.end_line, h.text, h.rank) for h in hits]
+        excerpts = [Excerpt.of(h) for h in hits]
         budget = self.budget_radio.isChecked()
         question = self.search_field.text()
         self.prompt = build_prompt(
@@ -835,7 +836,7 @@ class MainWindow(QMainWindow):
         hit = self.current_hit()
         if hit is None:
             return
-        header = f"Why “{self.search_field.text()}” ranked {hit.path} › {hit.heading} #{hit.rank}:"
+        header = f"Why “{self.search_field.text()}” ranked {hit.shown_path} › {shown(hit.heading)} #{hit.rank}:"
         QGuiApplication.clipboard().setText(explanation_text(hit.explain, hit.score, header))
         self.statusBar().showMessage("Copied explanation", 3000)
 

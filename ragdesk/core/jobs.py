@@ -22,9 +22,10 @@ from typing import Any
 from .analyzers import AnalyzerConfig
 from .dense import load_embedder
 from .library import BuildCancelled, IndexSettings, Library, build_index
-from .store import IndexDamaged
+from .store import IndexDamaged, IndexMissing
 
 PROGRESS_INTERVAL_S = 0.05
+WAITING = "waiting for another ragdesk process to finish indexing this folder…"
 
 
 def build_job(
@@ -63,9 +64,10 @@ def build_job(
                 queue.put(("opened",))
             if embedder is not None:  # mapped now: publishing the refreshed index deletes the old generation
                 previous_rows = previous.stored_dense(embedder.name)
+        except IndexMissing:
+            pass
         except IndexDamaged as exc:
-            if "no index yet" not in str(exc):
-                damaged = str(exc)
+            damaged = str(exc)
         library, report = build_index(
             folder,
             index_dir,
@@ -75,6 +77,7 @@ def build_job(
             previous=previous,
             reuse_stored=damaged is None,
             warm=analyzer,
+            waiting=lambda: queue.put(("progress", 0, 0, 0, WAITING)),
         )
         if embedder is not None:  # embeddings for dense and hybrid search, here rather than in the window's process
             library.dense_matrix(

@@ -47,6 +47,7 @@ from .index import (
     terms_of_rows,
 )
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
+from .paths import shown
 from .tokenize import BatchResult, NoteRecord, intern_words, process_batch
 
 ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
@@ -102,7 +103,7 @@ class BuildReport:
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d["skipped"] = [{"path": s.path, "reason": s.reason, "loaded": s.loaded} for s in self.skipped]
+        d["skipped"] = [{"path": shown(s.path), "reason": s.reason, "loaded": s.loaded} for s in self.skipped]
         return d
 
 
@@ -122,13 +123,18 @@ class Hit:
     explain: list[TermRow]
     fusion: Fusion | None = None  # dense and hybrid modes: how the rank came about
 
+    @property
+    def shown_path(self) -> str:
+        """`path` as a person sees it (see loader.shown); `path` itself opens the file."""
+        return shown(self.path)
+
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
             "rank": self.rank,
             "score": self.score,
-            "path": self.path,
+            "path": self.shown_path,
             "chunk_id": self.chunk_id,
-            "heading": self.heading,
+            "heading": shown(self.heading),
             "start_line": self.start_line,
             "end_line": self.end_line,
             "length": self.length,
@@ -189,8 +195,7 @@ class Library:
         self.generation = generation
         self.manifest = manifest
         self.settings = IndexSettings.from_json(manifest["settings"])
-        paths = store.load_blob(generation, "paths").decode("utf-8")
-        self.note_paths: list[str] = paths.split("\n") if paths else []
+        self.note_paths: list[str] = _load_paths(generation, manifest)
         self.notes = _LazyNotes(generation / "notes.jsonl", len(self.note_paths))
         self.skipped = [Skipped(**s) for s in store.read_jsonl(generation / "skipped.jsonl")]
         self.built_at: float = manifest["built_at"]
@@ -234,7 +239,8 @@ class Library:
         root = store.index_dir_for(folder_path, index_dir)
         gen = store.current_generation(root)
         if gen is None:
-            raise store.IndexDamaged(f"no index yet for {folder_path}")
+            raise store.IndexMissing(f"no index yet for {folder_path}")
+        store.remove_stale_temporaries(root)
         return cls._open_generation(folder_path, root, gen, verify, reuse)
 
     @classmethod
@@ -427,14 +433,15 @@ class Library:
             return merged
         sub = self.generation / f"terms-{key}"
         ti: TermIndex | None = None
+        damaged = False
         if sub.is_dir():
             try:
                 ti = _load_term_index(sub)
             except store.IndexDamaged:
-                ti = None
+                ti, damaged = None, True
         if ti is None:
             ti = derive_term_index(self.forward(), self.analyzer(config))
-            _publish_term_index(self.generation, key, lambda d: _save_term_index(d, ti))
+            _publish_term_index(self.generation, key, lambda d: _save_term_index(d, ti), replace=damaged)
         self._terms[key] = ti
         return ti
 
@@ -651,9 +658,9 @@ class Library:
             if fresh is not None:
                 rows[ids] = fresh
             matrix = rows
-        tmp = path.with_suffix(f".tmp-{os.getpid()}.npy")
+        tmp = store.tmp_name(path)
         try:
-            np.save(tmp, matrix)
+            store.save_array(tmp, matrix)
             os.replace(tmp, path)
         except OSError:
             tmp.unlink(missing_ok=True)  # a read-only cache still searches, it just embeds again
@@ -792,6 +799,19 @@ class _Part:
         return [tid for _, _, tid in self.qterms if tid is not None]
 
 
+def _load_paths(generation: Path, manifest: dict[str, Any]) -> list[str]:
+    """The notes' relative paths, a JSON list (any character a file name can hold, a newline or an
+    undecodable byte kept as an escaped surrogate, round-trips), checked against the note count."""
+    try:
+        paths = json.loads(store.load_blob(generation, "paths"))
+    except ValueError as exc:
+        raise store.IndexDamaged(f"damaged note paths in {generation}: {exc}") from exc
+    expected = manifest.get("counts", {}).get("files")
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths) or len(paths) != expected:
+        raise store.IndexDamaged(f"note paths in {generation} do not match its {expected} notes")
+    return paths
+
+
 def _load_forward(generation: Path) -> ForwardIndex:
     vocab = store.load_blob(generation, "vocab").decode("utf-8")
     return ForwardIndex(
@@ -802,10 +822,11 @@ def _load_forward(generation: Path) -> ForwardIndex:
     )
 
 
-def _publish_term_index(generation: Path, key: str, write: Callable[[Path], None]) -> None:
-    """Publish an analyzer's index folder, written by `write` into a temporary folder."""
+def _publish_term_index(generation: Path, key: str, write: Callable[[Path], None], replace: bool = False) -> None:
+    """Publish an analyzer's index folder, written by `write` into a temporary folder (`replace`:
+    the folder there is damaged and goes)."""
     try:
-        store.publish_subdir(generation, f"terms-{key}", write)
+        store.publish_subdir(generation, f"terms-{key}", write, replace=replace)
     except OSError:
         pass  # a read-only cache still searches, it just derives again next time
 
@@ -963,6 +984,7 @@ def build_index(
     previous: Library | None = None,
     reuse_stored: bool = True,
     warm: AnalyzerConfig | None = None,
+    waiting: Callable[[], None] | None = None,
 ) -> tuple[Library, BuildReport]:
     """Build or refresh the index of `folder`, re-reading only new and changed notes.
 
@@ -972,14 +994,54 @@ def build_index(
 
     The result is exactly what a full rebuild gives (same chunks, N, avgdl, n_t, scores).
     On cancel or failure nothing is published and the previous index stays current.
+    Builds of one index run one at a time (an OS lock on the index folder): a second one waits
+    (`waiting` is called once) and then finds the index current, or refreshes what changed since.
     """
     t0 = time.perf_counter()
-    settings = settings or IndexSettings()
     folder_path = Path(folder).resolve()
     root = store.index_dir_for(folder_path, index_dir)
+    try:
+        lock = store.build_lock(root, cancelled, waiting)
+        lock.__enter__()
+    except store.IndexBusy as exc:
+        raise BuildCancelled(f"indexing was cancelled while {exc}") from exc
+    with contextlib.ExitStack() as held:
+        held.push(lock)
+        store.remove_stale_temporaries(root)
+        if previous is not None and reuse_stored:
+            current = store.current_generation(root)
+            if current is None or current.name != previous.generation.name:  # another process built since
+                previous = None
+        return _build_locked(
+            t0,
+            folder_path,
+            root,
+            settings or IndexSettings(),
+            progress,
+            cancelled,
+            workers,
+            previous,
+            reuse_stored,
+            warm,
+        )
+
+
+def _build_locked(
+    t0: float,
+    folder_path: Path,
+    root: Path,
+    settings: IndexSettings,
+    progress: ProgressFn | None,
+    cancelled: CancelFn | None,
+    workers: int | None,
+    previous: Library | None,
+    reuse_stored: bool,
+    warm: AnalyzerConfig | None,
+) -> tuple[Library, BuildReport]:
+    """build_index's work, with the index's build lock held."""
     if previous is None and reuse_stored:
         try:
-            previous = Library.open(folder_path, index_dir)
+            previous = Library.open(folder_path, root)
         except store.IndexDamaged:
             previous = None
     if not _same_settings(previous, settings):
@@ -1162,7 +1224,8 @@ def _write_segment(
     derived = derive(gen) if derive is not None else None
     files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
     files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
-    files_info["paths.blob"] = store.write_blob(gen / "paths.blob", "\n".join(n.path for n in notes).encode())
+    paths = json.dumps([n.path for n in notes], ensure_ascii=True).encode("ascii")  # \n, \udcff and all
+    files_info["paths.blob"] = store.write_blob(gen / "paths.blob", paths)
     files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
     del texts  # the note texts, on disk now
     if derived is not None:

@@ -10,9 +10,11 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from .chunking import HEADING_SEP
 from .injection import Finding, detect_injection
+from .paths import shown
 
 DEFAULT_INSTRUCTIONS = (
     "Answer the question using only the numbered excerpts from my notes below.\n"
@@ -58,6 +60,11 @@ class Excerpt:
     end_line: int
     text: str
     rank: int = 0
+
+    @classmethod
+    def of(cls, hit: Any) -> Excerpt:
+        """A search hit as an excerpt, its source as a person reads it (see paths.shown)."""
+        return cls(shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank)
 
     @property
     def source(self) -> str:

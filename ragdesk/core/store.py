@@ -2,13 +2,17 @@
 
 Layout of an index folder (one per notes folder):
     CURRENT              name of the active generation (replaced atomically)
+    LOCK                 held (an OS file lock) by the one process building this index
     gen-<n>/manifest.json, *.npy, *.blob, terms-<analyzer key>/...
 A crash while writing leaves CURRENT pointing at the previous, complete generation.
 Arrays are memory-mapped on load, so reopening reads only what queries touch.
+Everything is private to its user (folders 0700, files 0600, whatever the umask): the index holds
+the notes' whole text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -16,18 +20,32 @@ import os
 import shutil
 import time
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
-FORMAT_VERSION = 6  # 4: markdown chunks end at the best break near `size` words; 5: delta segments; 6: min_fill
+# 4: markdown chunks end at the best break near `size` words; 5: delta segments; 6: min_fill;
+# 7: note paths as a JSON list (a newline in a file name shifted every later path)
+FORMAT_VERSION = 7
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
+LOCK = "LOCK"
+DIR_MODE, FILE_MODE = 0o700, 0o600
+LOCK_POLL_S = 0.05
 
 
 class IndexDamaged(Exception):
     """The stored index is missing, damaged or of another format; it must be rebuilt."""
+
+
+class IndexMissing(IndexDamaged):
+    """No index has been built for this folder yet (a kind of IndexDamaged: both mean "build it")."""
+
+
+class IndexBusy(Exception):
+    """Another process holds this index's build lock (raised only when waiting was declined)."""
 
 
 def default_index_root() -> Path:
@@ -57,12 +75,52 @@ def file_info(path: Path) -> dict[str, int]:
     return {"size": path.stat().st_size, "crc32": _crc(path)}
 
 
+def create_private(path: Path) -> IO[bytes]:
+    """Open a new file for writing, readable by its owner only (0600, whatever the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), FILE_MODE)
+    if hasattr(os, "fchmod"):  # an existing file keeps its mode through O_CREAT
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, FILE_MODE)
+    return os.fdopen(fd, "wb")
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) as folders only their owner can enter (0700)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    for p in missing + [path]:
+        with contextlib.suppress(OSError):
+            os.chmod(p, DIR_MODE)
+    return path
+
+
+def secure_tree(folder: Path) -> None:
+    """Make a written folder private before it is published: folders 0700, files 0600 (arrays that
+    numpy created itself, such as the derivation's memory-mapped postings, got the umask's mode)."""
+    os.chmod(folder, DIR_MODE)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames:
+            os.chmod(os.path.join(dirpath, name), DIR_MODE)
+        for name in filenames:
+            os.chmod(os.path.join(dirpath, name), FILE_MODE)
+
+
+def save_array(path: Path, arr: np.ndarray) -> None:
+    with create_private(path) as fh:
+        np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+
+
+def tmp_name(path: Path) -> Path:
+    """A temporary name beside `path` that no other process or thread uses."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{time.time_ns():x}.tmp")
+
+
 def write_arrays(folder: Path, arrays: dict[str, np.ndarray], blobs: dict[str, bytes]) -> dict[str, dict[str, int]]:
     """Write arrays and blobs into `folder`; returns their sizes and CRCs for the manifest."""
     files: dict[str, dict[str, int]] = {}
     for name, arr in arrays.items():
         path = folder / f"{name}.npy"
-        np.save(path, np.ascontiguousarray(arr), allow_pickle=False)
+        save_array(path, arr)
         files[path.name] = file_info(path)
     for name, data in blobs.items():
         files[f"{name}.blob"] = write_blob(folder / f"{name}.blob", data)
@@ -74,7 +132,7 @@ def write_byte_array(path: Path, pieces: list[Any], total: int) -> dict[str, int
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False, "shape": (total,)})
     crc = zlib.crc32(header.getvalue())
-    with open(path, "wb") as out:
+    with create_private(path) as out:
         out.write(header.getvalue())
         for piece in pieces:
             data = memoryview(piece).cast("B") if not isinstance(piece, bytes) else piece
@@ -84,7 +142,8 @@ def write_byte_array(path: Path, pieces: list[Any], total: int) -> dict[str, int
 
 
 def write_blob(path: Path, data: bytes) -> dict[str, int]:
-    path.write_bytes(data)
+    with create_private(path) as fh:
+        fh.write(data)
     return {"size": len(data), "crc32": zlib.crc32(data)}
 
 
@@ -93,12 +152,17 @@ def discard(path: Path) -> None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))  # C encoder; json.dump is not
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write a JSON file atomically, through a temporary name of this process's own."""
+    tmp = tmp_name(path)
+    try:
+        with create_private(tmp) as fh:
+            fh.write(json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii"))  # C encoder
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> dict[str, int]:
@@ -106,9 +170,11 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     (one json.dumps of a large list holds the GIL for its whole run and stalls the window)."""
     crc = 0
     size = 0
-    with open(path, "wb") as fh:
+    with create_private(path) as fh:
         for record in records:
-            line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            # surrogatepass: a file name that is not valid UTF-8 keeps its escaped bytes (read back alike)
+            text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+            line = text.encode("utf-8", "surrogatepass")
             fh.write(line)
             crc = zlib.crc32(line, crc)
             size += len(line)
@@ -117,7 +183,7 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> dict[str, int]:
 
 def read_jsonl(path: Path) -> list[Any]:
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", errors="surrogatepass") as fh:
             return [json.loads(line) for line in fh]
     except (OSError, ValueError) as exc:
         raise IndexDamaged(f"cannot read {path.name}: {exc}") from exc
@@ -171,10 +237,54 @@ def load_blob(folder: Path, name: str) -> bytes:
 
 def new_generation(root: Path) -> Path:
     """A fresh, empty generation folder (not yet current)."""
-    root.mkdir(parents=True, exist_ok=True)
+    private_dir(root)
     path = root / f"gen-{time.time_ns():x}-{os.getpid()}"
-    path.mkdir()
+    path.mkdir(mode=DIR_MODE)
     return path
+
+
+def _generation_time(name: str) -> int:
+    """The creation time (ns) in a generation's name, gen-<time hex>-<pid>; -1 if it has none."""
+    try:
+        return int(name.split("-")[1], 16)
+    except (IndexError, ValueError):
+        return -1
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists, or cannot tell: keep its files
+    return True
+
+
+def _temporary_pid(name: str) -> int | None:
+    """The writer's pid in a temporary's name (.tmp-<name>-<pid>-<time>, .<file>.<pid>-<time>.tmp)."""
+    parts = name.replace(".", "-").split("-")
+    numbers = [p for p in parts if p.isdigit()]
+    return int(numbers[-1]) if numbers else None
+
+
+def remove_stale_temporaries(root: Path) -> list[Path]:
+    """Remove what writers killed mid-way left behind: temporary files and folders (a derivation's
+    .tmp-terms-*, a manifest's temporary) whose process is gone. Returns what was removed."""
+    removed: list[Path] = []
+    candidates = [*root.glob(".*.tmp"), *root.glob("gen-*/.tmp-*"), *root.glob("gen-*/.*.tmp")]
+    candidates += [*root.glob("gen-*/delta/.*.tmp"), *root.glob("gen-*/terms-*/.*.tmp")]
+    for path in candidates:
+        pid = _temporary_pid(path.name)
+        if pid is not None and not _pid_alive(pid):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def current_generation(root: Path) -> Path | None:
@@ -188,31 +298,104 @@ def current_generation(root: Path) -> Path | None:
 
 def publish(root: Path, generation: Path, also_keep: Path | None = None) -> None:
     """Make `generation` current atomically, then remove older generations (but `also_keep`,
-    the base a delta generation builds on)."""
-    tmp = root / (CURRENT + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(generation.name)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, root / CURRENT)
+    the base a delta generation builds on). Called with the index's build lock held."""
+    secure_tree(generation)
+    tmp = tmp_name(root / CURRENT)
+    try:
+        with create_private(tmp) as fh:
+            fh.write(generation.name.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, root / CURRENT)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     prune(root, keep=[generation] + ([also_keep] if also_keep is not None else []))
 
 
 def prune(root: Path, keep: list[Path]) -> None:
-    """Delete generations other than those in `keep` (open memory maps stay valid on POSIX)."""
+    """Delete generations older than the newest one in `keep` and not in it (open memory maps stay
+    valid on POSIX). A newer generation is never touched: it belongs to a writer still at work."""
     names = {k.name for k in keep}
+    newest = max((_generation_time(k.name) for k in keep), default=-1)
     for path in root.glob("gen-*"):
-        if path.name not in names:
+        if path.name not in names and (not keep or _generation_time(path.name) < newest):
             shutil.rmtree(path, ignore_errors=True)
 
 
-def publish_subdir(parent: Path, name: str, build: Any) -> Path:
-    """Write a sub-folder through a temporary name and rename it into place (atomic)."""
+@contextlib.contextmanager
+def build_lock(
+    root: Path, cancelled: Callable[[], bool] | None = None, waiting: Callable[[], None] | None = None
+) -> Iterator[None]:
+    """Hold the index's build lock (an OS lock on root/LOCK, released by the OS if the process dies):
+    builds of one index run one after the other. `waiting` is called once if another process holds
+    it; `cancelled` is polled meanwhile (raises IndexBusy when it says so)."""
+    private_dir(root)
+    with contextlib.suppress(OSError):
+        os.chmod(root, DIR_MODE)
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        told = False
+        while not _try_lock(fd):
+            if not told and waiting is not None:
+                waiting()
+            told = True
+            if cancelled is not None and cancelled():
+                raise IndexBusy(f"another process is building the index in {root}")
+            time.sleep(LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        if os.name == "nt":  # pragma: no cover - Windows
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
+        return False
+    except OSError as exc:
+        if os.name == "nt":  # pragma: no cover
+            return False
+        raise exc
+    return True
+
+
+def _unlock(fd: int) -> None:
+    if os.name == "nt":  # pragma: no cover - Windows
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def publish_subdir(parent: Path, name: str, build: Any, replace: bool = False) -> Path:
+    """Write a sub-folder through a temporary name and rename it into place (atomic).
+    `replace`: an existing folder of that name is damaged: move it aside and put this one in."""
     final = parent / name
     tmp = parent / f".tmp-{name}-{os.getpid()}-{time.time_ns():x}"
-    tmp.mkdir()
+    tmp.mkdir(mode=DIR_MODE)
     try:
         build(tmp)
+        secure_tree(tmp)
+        if replace and final.exists():
+            trash = parent / f".tmp-old-{name}-{os.getpid()}-{time.time_ns():x}"
+            with contextlib.suppress(OSError):
+                os.rename(final, trash)
+                shutil.rmtree(trash, ignore_errors=True)
         try:
             os.rename(tmp, final)
         except OSError:  # another writer won the race: theirs is as good as ours

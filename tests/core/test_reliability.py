@@ -1,0 +1,185 @@
+"""Nothing lost, nothing leaked: concurrent builds, odd file names, private caches, stale and damaged files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragdesk.cli import main
+from ragdesk.core import store
+from ragdesk.core.analyzers import AnalyzerConfig
+from ragdesk.core.library import Library, build_index
+
+from ..conftest import write_notes
+
+APPLES = {f"normal{i}.md": f"note {i} about apples\n" for i in range(5)}
+
+
+def _search_json(folder: Path, index: Path, query: str, capsys: pytest.CaptureFixture[str]) -> dict:
+    assert main(["search", str(folder), query, "--index-dir", str(index), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_newline_in_a_file_name_shifts_no_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = write_notes(tmp_path / "notes", {**APPLES, "bad\nname.md": "a note whose name has a newline\n"})
+    index = tmp_path / "idx"
+    data = _search_json(folder, index, "Normal 4", capsys)
+    assert data["hits"][0]["path"] == "normal4.md"
+    assert "note 4 about apples" in data["hits"][0]["text"]
+    lib = Library.open(folder, index)
+    assert lib.note_paths == sorted(["bad\nname.md", *APPLES])
+    # Refreshing, verifying and searching again all work (they crashed with IndexError before).
+    (folder / "normal2.md").write_text("note 2 about pears\n", encoding="utf-8")
+    assert main(["index", str(folder), "--index-dir", str(index), "--verify"]) == 0
+    capsys.readouterr()
+    data = _search_json(folder, index, "newline", capsys)
+    assert data["hits"][0]["path"] == "bad\nname.md"
+    assert _search_json(folder, index, "pears", capsys)["hits"][0]["path"] == "normal2.md"
+
+
+def test_path_count_is_checked_against_the_note_count(tmp_path: Path) -> None:
+    folder = write_notes(tmp_path / "notes", APPLES)
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    blob = lib.generation / "paths.blob"
+    paths = json.loads(blob.read_bytes())
+    blob.write_bytes(json.dumps(paths[:-1]).encode())  # one path short, same manifest
+    manifest = json.loads((lib.generation / "manifest.json").read_text())
+    manifest["files"]["paths.blob"]["size"] = blob.stat().st_size  # even with a size that fits
+    (lib.generation / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(store.IndexDamaged, match="do not match its 5 notes"):
+        Library.open(folder, tmp_path / "idx")
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="file names are bytes only on Linux/BSD")
+def test_file_name_that_is_not_utf8_is_indexed(
+    tmp_path: Path, text_kernel: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_notes(tmp_path / "notes", APPLES)
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9 latin1.md"), "wb") as fh:
+        fh.write(b"espresso and croissants\n")
+    index = tmp_path / "idx"
+    lib, report = build_index(folder, index, workers=1)
+    assert report.files == 6 and not report.skipped
+    name = "caf\udce9 latin1.md"  # kept losslessly (the undecodable byte as its escape) ...
+    assert name in lib.note_paths
+    assert Path(folder / name).read_bytes() == b"espresso and croissants\n"
+    data = _search_json(folder, index, "espresso", capsys)
+    assert data["hits"][0]["path"] == "caf\ufffd latin1.md"  # ... and shown with a replacement character
+    assert main(["search", str(folder), "croissants", "--index-dir", str(index)]) == 0
+    assert "caf\ufffd latin1.md" in capsys.readouterr().out
+
+
+def test_index_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    write_notes(folder, APPLES)
+    old = os.umask(0o022)
+    try:
+        lib, _ = build_index(folder, tmp_path / "cache" / "idx", workers=1, warm=AnalyzerConfig())
+        lib.term_index(AnalyzerConfig("words"))  # derived on first use, published beside the others
+    finally:
+        os.umask(old)
+    root = tmp_path / "cache" / "idx"
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in [root, *root.rglob("*")]}
+    assert any(p.name.startswith("terms-words") for p in modes)
+    assert {oct(m) for p, m in modes.items() if p.is_dir()} == {"0o700"}
+    assert {oct(m) for p, m in modes.items() if p.is_file()} == {"0o600"}
+
+
+def test_builds_of_one_index_wait_for_each_other(tmp_path: Path) -> None:
+    """A build that finds the lock held waits (and says so), then finds the index current."""
+    folder = write_notes(tmp_path / "notes", APPLES)
+    index = tmp_path / "idx"
+    first, _ = build_index(folder, index, workers=1)
+    (folder / "normal1.md").write_text("note 1 about plums\n", encoding="utf-8")
+    waited = threading.Event()
+    outcome: dict[str, object] = {}
+    with store.build_lock(index):
+        t = threading.Thread(
+            target=lambda: outcome.update(zip(("lib", "report"), build_index(folder, index, waiting=waited.set)))
+        )
+        t.start()
+        assert waited.wait(10)
+        assert store.current_generation(index) == first.generation  # nothing written while it waits
+    t.join(30)
+    assert outcome["report"].rebuilt and outcome["report"].changed == 1  # type: ignore[attr-defined]
+
+
+def test_prune_never_touches_a_newer_generation(tmp_path: Path) -> None:
+    root = tmp_path / "idx"
+    older, published, newer = (root / f"gen-{t:x}-1" for t in (100, 200, 300))
+    for g in (older, published, newer):
+        g.mkdir(parents=True)
+    store.publish(root, published)
+    assert not older.exists() and published.exists() and newer.exists()
+
+
+def test_two_processes_building_at_once_keep_the_index(tmp_path: Path) -> None:
+    """The issue's repro: edit 30 notes, then two `ragdesk index` at the same moment, several times.
+    Before the lock, about one run in five lost the index (CURRENT named a deleted generation) and
+    the losing process printed a raw FileNotFoundError."""
+    notes = {f"n{i:03d}.md": f"# Note {i}\n\nword{i} " + "filler text " * 60 for i in range(120)}
+    folder = write_notes(tmp_path / "notes", notes)
+    index = tmp_path / "idx"
+    cmd = [sys.executable, "-m", "ragdesk", "index", str(folder), "--index-dir", str(index), "--json"]
+    assert subprocess.run(cmd, capture_output=True, timeout=60).returncode == 0
+    for round_ in range(4):
+        for i in range(30):
+            with open(folder / f"n{i:03d}.md", "a", encoding="utf-8") as fh:
+                fh.write(f"\nround{round_} appended\n")
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        outs = [p.communicate(timeout=60) for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], [o[1].decode()[-300:] for o in outs]
+        reports = [json.loads(o[0]) for o in outs]
+        assert sorted(r["rebuilt"] for r in reports) == [False, True]  # one built, the other found it current
+        lib = Library.open(folder, index, verify=True)
+        assert len(lib.note_paths) == 120
+        assert [p.name for p in index.glob("gen-*")] == [lib.generation.name]  # nothing left half-written
+        hits = lib.search(f"round{round_}", AnalyzerConfig(), k=40).hits
+        assert len({h.path for h in hits}) == 30
+
+
+def test_stale_temporaries_are_removed_on_open(tmp_path: Path) -> None:
+    folder = write_notes(tmp_path / "notes", APPLES)
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    stale = lib.generation / f".tmp-terms-stems5-{pid}-18c0ffee"
+    stale.mkdir()
+    (stale / "docs.npy").write_bytes(b"x" * 1000)
+    stale_manifest = lib.root / f".CURRENT.{pid}-18c0ffee.tmp"
+    stale_manifest.write_text("gen-0")
+    mine = lib.generation / f".tmp-terms-stems5-{os.getpid()}-18c0ffee"  # a live writer's: kept
+    mine.mkdir()
+    Library.open(folder, tmp_path / "idx")
+    assert not stale.exists() and not stale_manifest.exists() and mine.exists()
+
+
+def test_damaged_derived_index_is_replaced_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = write_notes(tmp_path / "notes", APPLES)
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1, warm=AnalyzerConfig())
+    (sub,) = lib.generation.glob("terms-stems*")
+    with open(sub / "docs.npy", "r+b") as fh:
+        fh.truncate(sub.joinpath("docs.npy").stat().st_size - 4)
+    from ragdesk.core import library as library_mod
+
+    derived: list[str] = []
+    real = library_mod.derive_term_index
+    monkeypatch.setattr(library_mod, "derive_term_index", lambda *a, **kw: derived.append("x") or real(*a, **kw))
+    reopened = Library.open(folder, tmp_path / "idx")
+    hits = reopened.search("apples", AnalyzerConfig("stems"), k=5).hits
+    assert len(hits) == 5 and derived == ["x"]
+    store.check_files(sub, store.read_manifest(sub)["files"], verify_crc=True)  # the folder was replaced
+    again = Library.open(folder, tmp_path / "idx")
+    assert len(again.search("apples", AnalyzerConfig("stems"), k=5).hits) == 5
+    assert derived == ["x"]  # loaded from disk this time
+    assert np.array_equal(
+        again.term_index(AnalyzerConfig("stems")).docs, reopened.term_index(AnalyzerConfig("stems")).docs
+    )
