@@ -43,6 +43,11 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
         "--extensions", default=None, help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org)"
     )
     p.add_argument("--max-mb", type=float, default=10.0, help="skip files larger than this (default: 10)")
+    p.add_argument(
+        "--follow-outside-links",
+        action="store_true",
+        help="follow symbolic links whose target is outside the notes folder (default: skip and list them)",
+    )
 
 
 def _add_query_options(p: argparse.ArgumentParser) -> None:
@@ -148,7 +153,11 @@ def _settings(args: argparse.Namespace) -> Any:
         exts = tuple(e if e.startswith(".") else "." + e for e in (x.strip() for x in args.extensions.split(",")) if e)
     try:
         return IndexSettings(
-            LoadOptions(extensions=exts, max_bytes=int(args.max_mb * 1024 * 1024)),
+            LoadOptions(
+                extensions=exts,
+                max_bytes=int(args.max_mb * 1024 * 1024),
+                follow_outside_links=args.follow_outside_links,
+            ),
             ChunkOptions(args.chunker, args.chunk_size, args.overlap, not args.no_context, args.min_fill),
         )
     except ValueError as exc:

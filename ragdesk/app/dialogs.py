@@ -73,6 +73,14 @@ class SettingsDialog(QDialog):
         self.ignore = QPlainTextEdit("\n".join(settings.load.ignore))
         self.ignore.setPlaceholderText("gitignore-style patterns, one per line (also read from .ragdeskignore)")
         self.ignore.setFixedHeight(70)
+        self.ignore.setTabChangesFocus(True)
+        self.follow_links = QCheckBox("Follow links that lead outside the notes folder")
+        self.follow_links.setObjectName("followOutsideLinks")
+        self.follow_links.setChecked(settings.load.follow_outside_links)
+        self.follow_links.setToolTip(
+            "Off (default): a symbolic link whose target is outside this folder (a shared vault's link to /\n"
+            "or to ~/.ssh) is skipped and listed with its reason, so nothing private leaks into a prompt."
+        )
         self.max_mb = QDoubleSpinBox()
         self.max_mb.setRange(0.1, 1000)
         self.max_mb.setSuffix(" MB")
@@ -106,6 +114,7 @@ class SettingsDialog(QDialog):
         form.addRow("Note types", self.extensions)
         form.addRow("Ignore patterns", self.ignore)
         form.addRow("Skip files larger than", self.max_mb)
+        form.addRow("", self.follow_links)
         form.addRow("Chunker", self.chunker)
         form.addRow("Chunk size", self.size)
         form.addRow("Overlap", self.overlap)
@@ -144,7 +153,8 @@ class SettingsDialog(QDialog):
             self.error.setText("give at least one note type, e.g. .md")
             return
         ignore = tuple(x.strip() for x in self.ignore.toPlainText().splitlines() if x.strip())
-        self.result_settings = IndexSettings(LoadOptions(exts, int(self.max_mb.value() * 1024 * 1024), ignore), chunk)
+        load = LoadOptions(exts, int(self.max_mb.value() * 1024 * 1024), ignore, self.follow_links.isChecked())
+        self.result_settings = IndexSettings(load, chunk)
         self.accept()
 
 

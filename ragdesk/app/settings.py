@@ -94,12 +94,14 @@ class AppSettings:
             )
         except ValueError:
             chunk = ChunkOptions()
-        return IndexSettings(LoadOptions(exts, max_bytes, ignore), chunk)
+        follow = self.get("index/follow_outside_links", False, bool)
+        return IndexSettings(LoadOptions(exts, max_bytes, ignore, follow), chunk)
 
     def set_index_settings(self, s: IndexSettings) -> None:
         self.set("index/extensions", list(s.load.extensions))
         self.set("index/ignore", list(s.load.ignore))
         self.set("index/max_mb", s.load.max_bytes / 1024 / 1024)
+        self.set("index/follow_outside_links", s.load.follow_outside_links)
         self.set("index/chunker", s.chunk.chunker)
         self.set("index/chunk_size", s.chunk.size)
         self.set("index/overlap", s.chunk.overlap)

@@ -635,7 +635,8 @@ static int dirset_add(DirSet *s, dev_t dev, ino_t ino) { /* 1 if new, 0 if seen,
     return 1;
 }
 
-static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* folder names behind their one-letter kind (see walk_tree) */
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a + 1, *(char *const *)b + 1); }
 
 static char *join_path(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b);
@@ -686,17 +687,18 @@ static int push_event(PyObject *events, const char *rel, int code, const char *m
     return bad ? -1 : 0;
 }
 
-/* walk_tree(root, exts, skip_names, skip_dir) -> (notes, sizes, mtimes, kinds, links, events): see
+/* walk_tree(root, exts, skip_names, skip_dir[, outside]) -> (notes, sizes, mtimes, kinds, links, events): see
  * loader.walk_notes. Names starting with "." or in skip_names are not entered or listed; skip_dir(rel)
  * (or None) is asked about every folder, by its relative path with a trailing "/". notes: relative
  * paths of note-named entries that are not folders (with their stat, links followed: kind 0 file,
  * 1 folder, 2 other, -1 no stat; links 1 for a symbolic link, 2 when the name is not ASCII and Python
  * must check it); events: (relative path, code, text): 0 folder cannot be read (text: the error),
- * 1 folder named like a note seen again (a link loop), 2 folder named like a note. */
+ * 1 folder named like a note seen again (a link loop), 2 folder named like a note, 3 a linked folder that
+ * outside(path) (optional; None: none) says leads out of the notes folder, not entered. */
 static PyObject *walk_tree(PyObject *self, PyObject *args) {
-    PyObject *exts_obj, *skip_obj, *skip_dir, *root_b = NULL;
-    if (!PyArg_ParseTuple(args, "O&O!O!O", PyUnicode_FSConverter, &root_b, &PyTuple_Type, &exts_obj, &PyTuple_Type,
-                          &skip_obj, &skip_dir))
+    PyObject *exts_obj, *skip_obj, *skip_dir, *outside = Py_None, *root_b = NULL;
+    if (!PyArg_ParseTuple(args, "O&O!O!O|O", PyUnicode_FSConverter, &root_b, &PyTuple_Type, &exts_obj, &PyTuple_Type,
+                          &skip_obj, &skip_dir, &outside))
         return NULL;
     Py_ssize_t n_exts = PyTuple_GET_SIZE(exts_obj), n_skip = PyTuple_GET_SIZE(skip_obj);
     char **exts = PyMem_Calloc((size_t)n_exts + 1, sizeof(char *)), **skip = PyMem_Calloc((size_t)n_skip + 1, sizeof(char *));
@@ -742,8 +744,10 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
                     is_link = fstatat(dirfd(dir), name, &own, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(own.st_mode);
                 }
             }
-            if (is_dir) {
-                char *copy = strdup(name);
+            if (is_dir) { /* kept as "L<name>" for a link, "D<name>" otherwise */
+                size_t len = strlen(name);
+                char *copy = malloc(len + 2);
+                if (copy) copy[0] = is_link ? 'L' : 'D', memcpy(copy + 1, name, len + 1);
                 if (!copy || vec_reserve(&names, names.len + 1) < 0) {
                     free(copy);
                     ok = 0;
@@ -787,7 +791,8 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
         qsort(names.data, names.len, sizeof(char *), cmp_names);
         size_t first_new = stack.len;
         for (size_t i = 0; ok && i < names.len; i++) {
-            char *name = VEC_AT(names, char *, i);
+            char *tagged = VEC_AT(names, char *, i), *name = tagged + 1;
+            int linked = tagged[0] == 'L';
             char *rel = *d.rel ? join_path(d.rel, name) : strdup(name), *path = join_path(d.path, name);
             int drop = 0;
             if (!rel || !path) {
@@ -802,6 +807,15 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
                 Py_XDECREF(answer);
                 if (truth < 0) ok = 0;
                 drop = truth > 0;
+            }
+            if (ok && !drop && linked && outside != Py_None) { /* outside(path) says if a link leaves the folder */
+                PyObject *p = PyUnicode_DecodeFSDefault(path);
+                PyObject *answer = p ? PyObject_CallOneArg(outside, p) : NULL;
+                Py_XDECREF(p);
+                int truth = answer ? PyObject_IsTrue(answer) : -1;
+                Py_XDECREF(answer);
+                if (truth < 0) ok = 0;
+                else if (truth > 0) drop = 1, ok = push_event(events, rel, 3, "") == 0;
             }
             struct stat target;
             if (ok && !drop && stat(path, &target) == 0) {
@@ -825,7 +839,7 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
             } else if (ok && !drop) {
                 ok = 0;
             }
-            free(path), free(rel), free(name);
+            free(path), free(rel), free(tagged);
             VEC_AT(names, char *, i) = NULL;
         }
         for (size_t i = 0; i < names.len; i++) free(VEC_AT(names, char *, i)); /* those not reached */
@@ -896,7 +910,7 @@ static PyMethodDef methods[] = {
      "are the heading trails joined by sep (trails[0] = '')."},
 #ifndef _WIN32
     {"walk_tree", walk_tree, METH_VARARGS,
-     "walk_tree(root, exts, skip_names, skip_dir) -> (notes, sizes, mtimes, kinds, links, events): a notes\n"
+     "walk_tree(root, exts, skip_names, skip_dir[, outside]) -> (notes, sizes, mtimes, kinds, links, events): a notes\n"
      "folder's note-named files with their stat, and what loader.walk_notes reports about folders."},
 #endif
     {"intern_words", intern_words, METH_VARARGS,

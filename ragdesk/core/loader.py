@@ -40,6 +40,9 @@ class LoadOptions:
     extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
     max_bytes: int = DEFAULT_MAX_BYTES
     ignore: tuple[str, ...] = ()  # extra gitignore-style patterns besides .ragdeskignore
+    # A cloned or shared vault can carry a link to / or to ~/.ssh: links whose real path is outside
+    # the notes folder are skipped unless this is set (Settings, --follow-outside-links).
+    follow_outside_links: bool = False
 
 
 @dataclass
@@ -109,12 +112,31 @@ def walk_notes(
         raise FileNotFoundError(f"notes folder not found: {root}")
     exts = tuple(e.lower() for e in options.extensions)
     spec = _load_ignore_spec(root_path, options)
+    inside = None if options.follow_outside_links else _Inside(root_path)
     with _collector_paused():
         if _text is not None and hasattr(_text, "walk_tree"):  # not built on Windows
-            notes, skipped = _walk_compiled(root_path, exts, spec)
+            notes, skipped = _walk_compiled(root_path, exts, spec, inside)
         else:
-            notes, skipped = _walk_python(root_path, exts, spec)
-        return _note_files(notes, skipped, spec, options.max_bytes)
+            notes, skipped = _walk_python(root_path, exts, spec, inside)
+        return _note_files(notes, skipped, spec, options.max_bytes, inside)
+
+
+OUTSIDE_LINK = "links outside the notes folder (not followed; Settings or --follow-outside-links to follow)"
+
+
+class _Inside:
+    """Whether a link's real path stays inside the notes folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.path.realpath(root)
+        self.prefix = os.path.join(self.root, "")
+
+    def __call__(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == self.root or real.startswith(self.prefix)
+
+    def outside(self, path: str) -> bool:
+        return not self(path)
 
 
 @contextlib.contextmanager
@@ -132,7 +154,11 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _note_files(
-    notes: list[_NoteStat], skipped: list[Skipped], spec: pathspec.PathSpec | None, max_bytes: int
+    notes: list[_NoteStat],
+    skipped: list[Skipped],
+    spec: pathspec.PathSpec | None,
+    max_bytes: int,
+    inside: _Inside | None,
 ) -> tuple[list[NoteFile], list[Skipped]]:
     """The notes to read, and why the others are skipped, both in path order."""
     found: list[NoteFile] = []
@@ -141,6 +167,8 @@ def _note_files(
             skipped.append(Skipped(relpath, "dangling symbolic link" if is_link else "cannot be read (stat failed)"))
         elif spec is not None and spec.match_file(relpath):
             continue
+        elif is_link and inside is not None and not inside(path):
+            skipped.append(Skipped(relpath, OUTSIDE_LINK))
         elif kind != 0:
             skipped.append(Skipped(relpath, "not a regular file (pipe, socket or device)"))
         elif size > max_bytes:
@@ -153,16 +181,24 @@ def _note_files(
     return found, skipped
 
 
-_FOLDER_EVENTS = ("folder cannot be read: {}", "folder named like a note (link loop)", "is a folder, not a note file")
+_FOLDER_EVENTS = (
+    "folder cannot be read: {}",
+    "folder named like a note (link loop)",
+    "is a folder, not a note file",
+    OUTSIDE_LINK,
+)
 _NoteStat = tuple[str, str, int, int, int, bool]  # relative path, path, size, mtime (ns), kind, is a link
 
 
 def _walk_compiled(
-    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None
+    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None, inside: _Inside | None
 ) -> tuple[list[_NoteStat], list[Skipped]]:
     """`_walk_python` by `_text.walk_tree` (which leaves names that are not ASCII to Python)."""
     skip_dir = spec.match_file if spec is not None else None
-    rels, sizes, mtimes, kinds, links, events = _text.walk_tree(str(root_path), exts, tuple(SKIP_DIRS), skip_dir)
+    outside = inside.outside if inside is not None else None
+    rels, sizes, mtimes, kinds, links, events = _text.walk_tree(
+        str(root_path), exts, tuple(SKIP_DIRS), skip_dir, outside
+    )
     prefix = os.path.join(str(root_path), "")
     stats = zip(rels, array("q", sizes), array("q", mtimes), array("b", kinds), array("b", links))
     notes = [
@@ -174,7 +210,7 @@ def _walk_compiled(
 
 
 def _walk_python(
-    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None
+    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None, inside: _Inside | None
 ) -> tuple[list[_NoteStat], list[Skipped]]:
     """The note-named files under `root_path` with their stat (kind 0 file, 1 folder, 2 other,
     -1 no stat), and what is reported about folders on the way."""
@@ -208,7 +244,11 @@ def _walk_python(
             relpath = f"{rel}/{entry.name}" if rel else entry.name
             if spec is not None and spec.match_file(relpath + "/"):
                 continue
-            real = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real_dir, entry.name)
+            linked = entry.is_symlink()
+            if linked and inside is not None and not inside(entry.path):
+                skipped.append(Skipped(relpath, OUTSIDE_LINK))
+                continue
+            real = os.path.realpath(entry.path) if linked else os.path.join(real_dir, entry.name)
             is_note_name = entry.name.lower().endswith(exts)
             if real in visited:
                 if is_note_name:

@@ -183,3 +183,30 @@ def test_damaged_derived_index_is_replaced_once(tmp_path: Path, monkeypatch: pyt
     assert np.array_equal(
         again.term_index(AnalyzerConfig("stems")).docs, reopened.term_index(AnalyzerConfig("stems")).docs
     )
+
+
+def test_links_out_of_the_folder_are_not_followed(
+    tmp_path: Path, text_kernel: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shared vault's `deploy-key.md -> ~/.ssh/id_ed25519` put the key into a prompt; `x -> /`
+    indexed the whole machine. Links that stay inside the folder are still followed."""
+    secret = write_notes(tmp_path / "home" / ".ssh", {"id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY----- sekrit\n"})
+    outside = write_notes(tmp_path / "elsewhere", {"far.md": "far away apples\n"})
+    folder = write_notes(tmp_path / "notes", {**APPLES, "sub/in.md": "inside apples\n"})
+    (folder / "deploy-key.md").symlink_to(secret / "id_ed25519")
+    (folder / "x").symlink_to(outside, target_is_directory=True)
+    (folder / "zlink").symlink_to(folder / "sub", target_is_directory=True)  # inside: followed (once: a loop)
+    (folder / "alias.md").symlink_to(folder / "normal1.md")
+    index = tmp_path / "idx"
+    lib, report = build_index(folder, index, workers=1)
+    assert sorted(lib.note_paths) == sorted([*APPLES, "sub/in.md", "alias.md"])
+    reason = "links outside the notes folder (not followed; Settings or --follow-outside-links to follow)"
+    assert [(s.path, s.reason) for s in report.skipped] == [("deploy-key.md", reason), ("x", reason)]
+    assert not lib.search("sekrit", AnalyzerConfig()).hits
+    # Asked for explicitly, they are followed.
+    assert main(["index", str(folder), "--index-dir", str(index), "--follow-outside-links", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["skipped"] == [] and data["files"] == 9
+    assert _search_json(folder, index, "far away", capsys)["hits"] == []  # search's default settings skip them
+    assert main(["search", str(folder), "far away", "--index-dir", str(index), "--json", "--follow-outside-links"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"][0]["path"] == "x/far.md"
