@@ -203,8 +203,32 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
                 return lib
         except IndexDamaged:
             pass
-    lib, _ = build_index(folder, args.index_dir, settings, warm=_analyzer(args), waiting=_say_waiting)
+    try:
+        lib, _ = build_index(folder, args.index_dir, settings, warm=_analyzer(args), waiting=_say_waiting)
+    except OSError as exc:
+        if not _is_storage_error(exc):
+            raise
+        # Full disk or read-only storage: answer from the index as it is, and say it is stale.
+        message = _storage_message(exc, folder, args.index_dir)
+        try:
+            lib = Library.open(folder, args.index_dir)
+        except IndexDamaged:
+            raise CliError(message) from exc
+        print(f"ragdesk: warning: index is stale: {message}", file=sys.stderr)
     return lib
+
+
+def _is_storage_error(exc: OSError) -> bool:
+    """Errors of the index's storage (full, read-only, over quota, not writable), not of the notes."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG)
+
+
+def _storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:
+    from .core.store import index_dir_for
+
+    return f"cannot write the index in {index_dir_for(folder.resolve(), index_dir)}: {exc.strerror or exc}"
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -221,15 +245,20 @@ def cmd_index(args: argparse.Namespace) -> int:
             Library.open(folder, args.index_dir, verify=True)
         except IndexDamaged as exc:
             damaged = str(exc)
-    lib, report = build_index(
-        folder,
-        args.index_dir,
-        _settings(args),
-        progress=_terminal_progress(),
-        warm=AnalyzerConfig(),
-        reuse_stored=damaged is None,
-        waiting=_say_waiting,
-    )
+    try:
+        lib, report = build_index(
+            folder,
+            args.index_dir,
+            _settings(args),
+            progress=_terminal_progress(),
+            warm=AnalyzerConfig(),
+            reuse_stored=damaged is None,
+            waiting=_say_waiting,
+        )
+    except OSError as exc:
+        if not _is_storage_error(exc):
+            raise
+        raise CliError(_storage_message(exc, folder, args.index_dir) + " (the previous index is kept)") from exc
     if sys.stderr.isatty():
         print(file=sys.stderr)
     data = report.to_json()
@@ -309,28 +338,42 @@ def cmd_search(args: argparse.Namespace) -> int:
         lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise CliError(f"cannot read queries file: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{args.queries} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+    failed = total = 0
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
+        total += 1
+        qid = None
+        try:  # one bad line is one error line; the batch goes on
             item = json.loads(line)
-            qid, query = item["id"], item["query"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CliError(f'{args.queries}:{n}: expected {{"id", "query"}}: {exc}') from exc
-        out = lib.search(str(query), analyzer, args.k1, args.b, args.k, args.explain, args.mode, embedder).to_json(
-            args.explain
-        )
-        print(json.dumps({"id": qid, **out}, ensure_ascii=False))
+            if not isinstance(item, dict) or "query" not in item:
+                raise ValueError('expected {"id", "query"}')
+            qid, query = item.get("id"), item["query"]
+            if not isinstance(query, str):
+                raise ValueError(f"query must be a string, not {type(query).__name__}")
+            query.encode("utf-8")  # a lone surrogate (\ud800) is not text
+            out = lib.search(query, analyzer, args.k1, args.b, args.k, args.explain, args.mode, embedder)
+            print(json.dumps({"id": qid, **out.to_json(args.explain)}, ensure_ascii=False))
+        except (ValueError, UnicodeEncodeError) as exc:
+            failed += 1
+            error = str(exc) if not isinstance(exc, UnicodeEncodeError) else "query is not valid Unicode text"
+            print(json.dumps({"id": qid, "line": n, "error": error}, ensure_ascii=True))
+    if failed:
+        raise CliError(f"{failed} of {total} queries failed (see their error lines)")
     return 0
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
     from .core.prompt import Excerpt, build_prompt
 
+    if args.k < 1:
+        raise CliError("-k must be at least 1")
+    if args.budget_tokens is not None and args.budget_tokens < 1:
+        raise CliError("--budget-tokens must be at least 1")
     lib = _library(args, refresh=not args.no_refresh)
-    result = lib.search(
-        args.question, _analyzer(args), args.k1, args.b, max(args.k, 1) * 3, False, args.mode, _embedder(args)
-    )
+    result = lib.search(args.question, _analyzer(args), args.k1, args.b, args.k * 3, False, args.mode, _embedder(args))
     excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order)
     if args.json:
@@ -355,7 +398,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     sys.stdout.write(prompt.text)
     note = f"[{prompt.summary()} ({prompt.estimator})"
     if prompt.dropped_for_budget:
-        note += f"; {len(prompt.dropped_for_budget)} excerpt(s) left out to stay within {args.budget_tokens} tokens"
+        dropped = len(prompt.dropped_for_budget)
+        note += f"; {dropped} matching excerpt(s) left out to stay within {args.budget_tokens} tokens"
     for n, findings in prompt.flagged:
         note += f"; excerpt [{n}] looks like instructions: {findings[0].reason}"
     print(note + "]", file=sys.stderr)
@@ -460,20 +504,22 @@ def main(argv: list[str] | None = None) -> int:
     from .core.store import IndexDamaged
 
     try:
-        if hasattr(args, "k1") and not (args.k1 >= 0 and 0 <= args.b <= 1):
-            raise CliError(f"--k1 must be at least 0 and --b between 0 and 1 (got {args.k1:g} and {args.b:g})")
+        if hasattr(args, "k1") and not (0 <= args.k1 < float("inf") and 0 <= args.b <= 1):
+            raise CliError(
+                f"--k1 must be at least 0 and --b between 0 and 1, both finite (got {args.k1:g} and {args.b:g})"
+            )
         return handlers[args.command](args)
     except CliError as exc:
         print(f"ragdesk: error: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, PermissionError) as exc:
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # e.g. a notes folder that vanished, or storage that failed outside a build
         print(f"ragdesk: error: {exc}", file=sys.stderr)
         return 2
     except IndexDamaged as exc:
         print(f"ragdesk: error: {exc}; rebuild it with: ragdesk index FOLDER --verify", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
 
 
 def _run_gui(argv: list[str]) -> int:

@@ -10,9 +10,10 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from ..core.explain import TermRow
-from ..core.injection import Finding, describe, detect_injection
+from ..core.injection import Finding, describe
 from ..core.library import Hit, SearchResult
 from ..core.paths import shown
+from ..core.prompt import Excerpt
 
 HitRole = Qt.ItemDataRole.UserRole + 1
 RowsRole = Qt.ItemDataRole.UserRole + 2  # list[TermRow] of a hit (for the contribution bar)
@@ -106,7 +107,7 @@ class ResultsModel(_TableModel):
         self.hits = list(result.hits)
         self.highlights = highlights
         self.stale = stale
-        self.findings = {h.chunk_id: f for h in self.hits if (f := detect_injection(h.text))}
+        self.findings = {h.chunk_id: f for h in self.hits if (f := Excerpt.of(h).findings)}
         self._max_bm25 = max((sum(r.contribution for r in h.explain) for h in self.hits), default=0.0) or 1.0
         self.endResetModel()
 

@@ -818,7 +818,8 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
                 else if (truth > 0) drop = 1, ok = push_event(events, rel, 3, "") == 0;
             }
             struct stat target;
-            if (ok && !drop && stat(path, &target) == 0) {
+            int found = ok && !drop ? stat(path, &target) == 0 : 0, why = errno;
+            if (found) {
                 int added = dirset_add(&seen, target.st_dev, target.st_ino);
                 int noted = note_name(name, exts, n_exts);
                 if (noted == 2) noted = note_name_py(name, exts_obj);
@@ -830,8 +831,9 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
                 } else if (noted) {
                     ok = push_event(events, rel, 2, "") == 0;
                 }
-            } else if (ok && !drop) {
-                drop = 1; /* gone since it was listed */
+            } else if (ok && !drop) { /* gone since it was listed, or cannot be reached (a path too long) */
+                if (why != ENOENT) ok = push_event(events, rel, 0, strerror(why)) == 0;
+                drop = 1;
             }
             if (ok && !drop && vec_reserve(&stack, stack.len + 1) == 0) {
                 VEC_AT(stack, Dir, stack.len++) = (Dir){path, rel};

@@ -60,6 +60,8 @@ def _parse_question(item: Any, where: str) -> Question:
             lo, hi = int(lines[0]), int(lines[1])
         except (TypeError, ValueError, IndexError) as exc:
             raise QuestionsError(f"{where}: lines must be [first, last] or 'first-last'") from exc
+        if not 1 <= lo <= hi:
+            raise QuestionsError(f"{where}: lines must be [first, last] with 1 <= first <= last (got {lo}, {hi})")
         lines = (lo, hi)
     also = item.get("also_ok") or ()
     if isinstance(also, str):
@@ -82,6 +84,8 @@ def load_questions(path: str | Path) -> list[Question]:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise QuestionsError(f"cannot read {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise QuestionsError(f"{path.name} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
     out: list[Question] = []
     if path.suffix.lower() == ".csv":
         for n, row in enumerate(csv.DictReader(text.splitlines()), start=2):
@@ -95,6 +99,8 @@ def load_questions(path: str | Path) -> list[Question]:
             except ValueError as exc:
                 raise QuestionsError(f"{path.name}:{n}: not valid JSON ({exc.msg})") from exc
             out.append(_parse_question(item, f"{path.name}:{n}"))
+    if not out:
+        raise QuestionsError(f"{path.name} holds no questions")
     ids = [q.id for q in out]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:

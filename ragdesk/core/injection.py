@@ -2,11 +2,16 @@
 
 Notes are data. A note that says "ignore previous instructions" is still quoted as an
 excerpt, but the user is shown that it looks like an instruction aimed at the model.
+Disguises are undone before matching: NFKC (fullwidth letters), invisible format characters
+(a zero-width space inside a word) removed, look-alike Cyrillic and Greek letters folded to
+Latin for the Latin-script patterns, and line breaks read as spaces (an instruction split over
+two lines). Findings point into the original text.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 
@@ -25,7 +30,7 @@ _ROLE = "tries to assign the model a new role"
 _SYSTEM = "mentions the system prompt"
 _MARKER = "chat role marker"
 
-# (pattern, reason); patterns are matched case-insensitively on the raw text.
+# (pattern, reason); patterns are matched case-insensitively on the normalised text (see _Normalised).
 _PATTERNS: list[tuple[str, str]] = [
     # English
     (
@@ -33,6 +38,17 @@ _PATTERNS: list[tuple[str, str]] = [
         r"[^.\n]{0,20}\b(instructions?|prompts?|rules|directions)\b",
         _IGNORE,
     ),
+    (
+        r"\b(ignore|disregard|forget)\s+(all\s+|everything\s+)?(of\s+)?(the|what(ever)?\s+(is|was|came))\s+"
+        r"(above|before|previous(ly)?|earlier)\b",
+        _IGNORE,
+    ),
+    (
+        r"\bforget\s+(everything|all(\s+that)?|what)\s+(you\s+(were|have\s+been|'ve\s+been)\s+"
+        r"(told|given|instructed)|(that\s+)?(was|has\s+been)\s+said)",
+        _IGNORE,
+    ),
+    (r"\bnew\s+(instructions?|rules|system\s+prompt)\s*:", "announces new instructions"),
     (r"\byou are now\b|\bfrom now on,? you\b|\bact as (an? )?(unrestricted|jailbroken|different)\b", _ROLE),
     (r"\b(system|developer) (prompt|message|instructions?)\b", _SYSTEM),
     (r"\bdo not (tell|inform) the user\b", "asks to hide something from the user"),
@@ -82,14 +98,70 @@ _PATTERNS: list[tuple[str, str]] = [
     (r"^#{1,3}\s*(system|assistant|instruction)s?\s*:?\s*$", _MARKER),
 ]
 _COMPILED = [(re.compile(p, re.IGNORECASE | re.MULTILINE), reason) for p, reason in _PATTERNS]
+# Line-anchored patterns (role markers) read the text with its line breaks; the others read it with
+# every run of white space (line breaks included) as one space.
+_LINE_ANCHORED = {i for i, (p, _) in enumerate(_PATTERNS) if p.startswith(("^", "<\\|"))}
+
+# Cyrillic and Greek letters that look like Latin ones (after casefolding), from Unicode's
+# confusables list; folded only for matching, in a copy of the text.
+_CONFUSABLES = str.maketrans(
+    {
+        **dict(zip("аеорсухіјѕԁһԛԝсνοαιρτκх", "aeopcyxijsdhqwcvoaiptkx")),
+        "ӏ": "l",
+        "ɡ": "g",
+        "ո": "n",
+    }
+)
+
+
+class _Normalised:
+    """A text as the patterns read it, with a map from each of its characters back to the original."""
+
+    def __init__(self, text: str, fold: bool, lines: bool) -> None:
+        if text.isascii():  # the common case: nothing to undo but white space
+            chars, where = list(text), list(range(len(text)))
+        else:
+            chars, where = [], []
+            for i, ch in enumerate(text):
+                if unicodedata.category(ch) == "Cf":  # zero-width spaces and joiners, soft hyphens, bidi marks
+                    continue
+                norm = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+                if fold:
+                    norm = norm.lower().translate(_CONFUSABLES)
+                chars += norm
+                where += [i] * len(norm)
+        if not lines:
+            out_chars: list[str] = []
+            out_where: list[int] = []
+            for ch, i in zip(chars, where):
+                if ch.isspace():
+                    if out_chars and out_chars[-1] == " ":
+                        continue
+                    ch = " "
+                out_chars.append(ch)
+                out_where.append(i)
+            chars, where = out_chars, out_where
+        self.text = "".join(chars)
+        self.where = where + [len(text)]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        return self.where[start], (self.where[end - 1] + 1 if end > start else self.where[start])
 
 
 def detect_injection(text: str) -> list[Finding]:
     """Instruction-like passages in `text`, in order of appearance (overlaps merged by first reason)."""
     found: list[Finding] = []
-    for pattern, reason in _COMPILED:
-        for m in pattern.finditer(text):
-            found.append(Finding(reason, m.group(0).strip(), m.start(), m.end()))
+    views: dict[tuple[bool, bool], _Normalised] = {}
+    for i, (pattern, reason) in enumerate(_COMPILED):
+        lines = i in _LINE_ANCHORED
+        for fold in (False, True):
+            if fold and text.isascii():
+                continue
+            key = (fold, lines)
+            view = views.get(key) or views.setdefault(key, _Normalised(text, fold, lines))
+            for m in pattern.finditer(view.text):
+                start, end = view.span(m.start(), m.end())
+                found.append(Finding(reason, text[start:end].strip(), start, end))
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for f in found:

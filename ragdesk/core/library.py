@@ -520,7 +520,7 @@ class Library:
         elif not any(p.present for p in parts):
             reason = "none of the query terms occur in the notes"
         elif len(main.present) < len(main.qterms):
-            reason = "not in the notes: " + ", ".join(t for t, _, tid in main.qterms if tid is None)
+            reason = _not_in_notes([t for t, _, tid in main.qterms if tid is None])
         depth = k if mode == "bm25" else max(k, FUSION_DEPTH)
         docs, scores = search_top_k(self._refs(parts), self.n_chunks, k1, b, depth)
         ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
@@ -725,6 +725,16 @@ class Library:
                 for rows, row in zip(out, term_of_docs):
                     rows.append(row)
         return out
+
+
+MISSING_TERMS_SHOWN = 20
+
+
+def _not_in_notes(missing: list[str]) -> str:
+    """The result's reason for query terms no note has: the first few, then how many more."""
+    shown_terms = ", ".join(missing[:MISSING_TERMS_SHOWN])
+    more = len(missing) - MISSING_TERMS_SHOWN
+    return "not in the notes: " + shown_terms + (f" and {more} more" if more > 0 else "")
 
 
 class _Records(Sequence[NoteRecord]):

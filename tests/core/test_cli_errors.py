@@ -1,0 +1,188 @@
+"""Clear errors instead of tracebacks: full and read-only storage, and odd input on the command line."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ragdesk.cli import main
+from ragdesk.core import library as library_mod
+from ragdesk.core import store
+from ragdesk.core.library import Library
+
+from ..conftest import write_notes
+
+NOTES = {f"n{i}.md": f"# Note {i}\n\nnote {i} about apples and pears\n" for i in range(12)}
+
+
+@pytest.fixture
+def built(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path]:
+    folder = write_notes(tmp_path / "notes", NOTES)
+    index = tmp_path / "idx"
+    assert main(["index", str(folder), "--index-dir", str(index)]) == 0
+    capsys.readouterr()
+    return folder, index
+
+
+def _fail_writes(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(store, "save_array", refuse)
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+def test_full_or_read_only_storage(
+    built: tuple[Path, Path], code: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, index = built
+    before = store.current_generation(index)
+    (folder / "n3.md").write_text("# Note 3\n\nnote 3 about plums\n", encoding="utf-8")
+    _fail_writes(monkeypatch, code)
+    # index: one line naming the folder and the cause, exit 2, the previous index intact
+    assert main(["index", str(folder), "--index-dir", str(index)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot write the index in {index}: {os.strerror(code)}" in err
+    assert store.current_generation(index) == before
+    assert [p.name for p in index.glob("gen-*")] == [before.name]  # nothing half-written left
+    Library.open(folder, index, verify=True)
+    # search and prompt answer from the stored index, with a one-line warning
+    assert main(["search", str(folder), "pears", "--index-dir", str(index), "--json"]) == 0
+    out = capsys.readouterr()
+    assert len(json.loads(out.out)["hits"]) == 10
+    assert out.err == f"ragdesk: warning: index is stale: cannot write the index in {index}: {os.strerror(code)}\n"
+    assert main(["prompt", str(folder), "pears", "--index-dir", str(index)]) == 0
+    out = capsys.readouterr()
+    assert "[1]" in out.out and out.err.startswith("ragdesk: warning: index is stale:")
+
+
+def test_no_stored_index_and_no_space_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_notes(tmp_path / "notes", NOTES)
+    _fail_writes(monkeypatch, errno.ENOSPC)
+    assert main(["search", str(folder), "pears", "--index-dir", str(tmp_path / "idx")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ragdesk: error: cannot write the index in {tmp_path / 'idx'}: No space left on device\n"
+
+
+def test_batch_queries_survive_bad_lines(built: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    folder, index = built
+    queries = folder.parent / "q.jsonl"
+    queries.write_text(
+        '{"id": 1, "query": "apples"}\n'
+        '{"id": 2, "query": "pears"}\n'
+        '{"id": 3, "query": "bad \\ud800 surrogate"}\n'
+        '{"id": 4, "query": null}\n'
+        "not json\n"
+        '{"id": 6, "query": "note 7"}\n',
+        encoding="utf-8",
+    )
+    assert main(["search", str(folder), "--queries", str(queries), "--index-dir", str(index)]) == 2
+    out = capsys.readouterr()
+    lines = [json.loads(line) for line in out.out.splitlines()]
+    assert [(d.get("id"), "hits" in d) for d in lines] == [
+        (1, True),
+        (2, True),
+        (3, False),
+        (4, False),
+        (None, False),
+        (6, True),
+    ]
+    assert lines[2]["error"] == "query is not valid Unicode text"
+    assert lines[3]["error"] == "query must be a string, not NoneType"
+    assert lines[4]["line"] == 5
+    assert out.err == "ragdesk: error: 3 of 6 queries failed (see their error lines)\n"
+
+
+def test_files_that_are_not_utf8(built: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    folder, index = built
+    bad = folder.parent / "q.jsonl"
+    bad.write_bytes('{"id": 1, "query": "café"}\n'.encode("latin-1"))
+    assert main(["search", str(folder), "--queries", str(bad), "--index-dir", str(index)]) == 2
+    assert capsys.readouterr().err == f"ragdesk: error: {bad} is not UTF-8 text (byte 23); save it as UTF-8\n"
+    assert main(["eval", str(folder), str(bad), "--index-dir", str(index)]) == 2
+    assert "is not UTF-8 text" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["search", "{f}", "apples", "--k1", "inf"],
+            "--k1 must be at least 0 and --b between 0 and 1, both finite (got inf",
+        ),
+        (
+            ["search", "{f}", "apples", "--k1", "nan"],
+            "--k1 must be at least 0 and --b between 0 and 1, both finite (got nan",
+        ),
+        (["prompt", "{f}", "apples", "-k", "0"], "-k must be at least 1"),
+        (["prompt", "{f}", "apples", "-k", "-3"], "-k must be at least 1"),
+        (["prompt", "{f}", "apples", "--budget-tokens", "0"], "--budget-tokens must be at least 1"),
+    ],
+)
+def test_out_of_range_options(
+    built: tuple[Path, Path], argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, index = built
+    assert main([a.replace("{f}", str(folder)) for a in argv] + ["--index-dir", str(index)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ragdesk: error: {message}") and err.count("\n") == 1
+
+
+def test_budget_that_drops_everything_says_so(built: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    folder, index = built
+    assert main(["prompt", str(folder), "apples", "--budget-tokens", "120", "--index-dir", str(index), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["excerpts"] == [] and len(data["dropped_for_budget"]) == 12
+    assert "(no excerpt fits the token budget: 12 matched, each too long for what is left)" in data["prompt"]
+    assert "no excerpts matched" not in data["prompt"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "q.jsonl holds no questions"),
+        ('{"id": "a", "question": "q", "expected": "n1.md", "lines": [5, 1]}\n', "1 <= first <= last (got 5, 1)"),
+    ],
+)
+def test_eval_rejects_empty_and_backwards_questions(
+    built: tuple[Path, Path], content: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, index = built
+    questions = folder.parent / "q.jsonl"
+    questions.write_text(content, encoding="utf-8")
+    assert main(["eval", str(folder), str(questions), "--index-dir", str(index)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_reason_for_a_huge_query_is_capped(built: tuple[Path, Path]) -> None:
+    folder, index = built
+    from ragdesk.core.analyzers import AnalyzerConfig
+
+    words = " ".join(f"zzq{i}" for i in range(15000))
+    result = Library.open(folder, index).search("apples " + words, AnalyzerConfig("words"))
+    assert result.reason is not None and result.reason.endswith(" and 14980 more")
+    assert len(result.reason) < 400
+
+
+def test_note_too_deep_to_reach_is_reported(tmp_path: Path, text_kernel: str) -> None:
+    """A folder whose path exceeds the system's limit was missing from the index and the skipped list."""
+    folder = write_notes(tmp_path / "notes", {"top.md": "apples"})
+    here = os.getcwd()
+    try:
+        os.chdir(folder)
+        for _ in range(20):  # 20 x 251 characters: past PATH_MAX (4096)
+            os.mkdir("d" * 250)
+            os.chdir("d" * 250)
+        Path("deep.md").write_text("deep apples", encoding="utf-8")
+    finally:
+        os.chdir(here)
+    lib, report = library_mod.build_index(folder, tmp_path / "idx", workers=1)
+    assert lib.note_paths == ["top.md"]
+    (skip,) = report.skipped
+    assert skip.path.startswith("d" * 250) and skip.reason == "folder cannot be read: File name too long"
