@@ -44,7 +44,7 @@ def main() -> int:
                 flagged[corpus] += 1
                 if len(examples) < args.show:
                     examples.append(f"{c.path}:{c.start_line}: {findings[0].reason}: “{findings[0].text[:80]}”")
-    print(f"| corpus | chunks | flagged | rate |\n|---|---:|---:|---:|")
+    print("| corpus | chunks | flagged | rate |\n|---|---:|---:|---:|")
     for corpus in sorted(chunks):
         print(f"| {corpus} | {chunks[corpus]} | {flagged[corpus]} | {flagged[corpus] / chunks[corpus]:.4%} |")
     total, hits = sum(chunks.values()), sum(flagged.values())
