@@ -7,6 +7,7 @@ previous index; the new one replaces it only when the build completes.
 
 from __future__ import annotations
 
+import os
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -83,6 +84,7 @@ class BuildWorker(QObject):
                 child_cancel,
                 request.embedder,
                 request.verify,
+                os.getpid(),
             ),
             name="ragdesk-build",
         )

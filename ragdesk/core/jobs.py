@@ -22,6 +22,7 @@ from typing import Any
 from .analyzers import AnalyzerConfig
 from .dense import load_embedder
 from .library import BuildCancelled, IndexSettings, Library, build_index
+from .orphans import exit_with_parent
 from .store import IndexDamaged, IndexMissing
 
 PROGRESS_INTERVAL_S = 0.05
@@ -37,12 +38,15 @@ def build_job(
     cancel: Any,
     embedder_spec: str | None = None,
     verify: bool = False,
+    parent_pid: int | None = None,
 ) -> None:
     """Child-process entry point: build or refresh `folder`'s index, reporting on `queue`.
 
     With `embedder_spec` (see core.dense.load_embedder), the chunks' embeddings are computed too.
     With `verify`, every stored file's checksum is checked first; a damaged index is rebuilt in full.
     """
+    if parent_pid is not None:  # the window: a killed window must not leave its build running
+        exit_with_parent(parent_pid)
     last = 0.0
 
     def progress(done: int, total: int, chunks: int, current: str) -> None:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, overload
 
@@ -47,6 +46,7 @@ from .index import (
     terms_of_rows,
 )
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
+from .orphans import worker_pool
 from .paths import shown
 from .tokenize import BatchResult, NoteRecord, intern_words, process_batch
 
@@ -465,7 +465,7 @@ class Library:
         n_workers = min(len(missing), workers if workers is not None else (os.cpu_count() or 1))
         if n_workers > 1 and len(self.forward().word_ids) >= PARALLEL_DERIVE_POSTINGS:
             try:
-                with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn")) as pool:
+                with worker_pool(n_workers) as pool:
                     for fut in [pool.submit(_derive_and_publish, str(self.generation), cfg) for cfg in missing]:
                         fut.result()
             except (BrokenProcessPool, OSError):
@@ -1103,7 +1103,7 @@ def _build_locked(
     with contextlib.ExitStack() as stack:
         pool = None
         if n_workers > 1:
-            pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn")))
+            pool = stack.enter_context(worker_pool(n_workers))
         results = _run_batches(_batches(todo), settings.chunk, pool, len(files), len(reuse), progress, cancelled)
         _check_cancel(cancelled)
         if pool is not None and warm is not None:  # the workers import the derivation while this process merges

@@ -210,3 +210,64 @@ def test_links_out_of_the_folder_are_not_followed(
     assert _search_json(folder, index, "far away", capsys)["hits"] == []  # search's default settings skip them
     assert main(["search", str(folder), "far away", "--index-dir", str(index), "--json", "--follow-outside-links"]) == 0
     assert json.loads(capsys.readouterr().out)["hits"][0]["path"] == "x/far.md"
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.add(pid)
+        except OSError:
+            pass
+    return alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_exit_when_a_build_is_killed(tmp_path: Path) -> None:
+    """kill -9 of `ragdesk index` left both workers and the resource tracker alive for minutes."""
+    import signal
+    import time
+
+    body = " ".join(f"word{i}" for i in range(1500))
+    folder = write_notes(tmp_path / "notes", {f"n{i:04d}.md": f"# Note {i}\n\n{body}\n" for i in range(700)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragdesk", "index", str(folder), "--index-dir", str(tmp_path / "idx")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    below: set[int] = set()
+    while len(below) < 3 and time.monotonic() < deadline and proc.poll() is None:  # two workers and the tracker
+        below = _descendants(proc.pid)
+        time.sleep(0.02)
+    assert len(below) >= 3, "the build finished before its workers were seen"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while _alive(below) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(below)
+    assert store.current_generation(tmp_path / "idx") is None  # nothing was published half-way

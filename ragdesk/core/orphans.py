@@ -1,0 +1,48 @@
+"""Child processes that do not outlive their parent.
+
+A build's worker processes wait on a queue; when the parent is killed (kill -9, a crash) nothing
+tells them, and they stayed alive for minutes with the resource tracker. Each child calls
+`exit_with_parent` first: on Linux the kernel sends it SIGKILL when the parent dies
+(PR_SET_PDEATHSIG); elsewhere a daemon thread notices the new parent pid within a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+
+PARENT_POLL_S = 0.5
+_PR_SET_PDEATHSIG = 1
+
+
+def exit_with_parent(parent_pid: int) -> None:
+    """Make this process end when `parent_pid` does (a pool initializer, or a child's first call)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before we got here
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL_S)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of spawned worker processes that exit when this process dies."""
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=get_context("spawn"), initializer=exit_with_parent, initargs=(os.getpid(),)
+    )
