@@ -100,14 +100,22 @@ class ResultsModel(_TableModel):
         self._max_bm25 = 1.0
 
     def set_result(
-        self, result: SearchResult, highlights: dict[int, list[tuple[int, int, str]]], stale: set[int]
+        self,
+        result: SearchResult,
+        highlights: dict[int, list[tuple[int, int, str]]],
+        stale: set[int],
+        findings: dict[int, list[Finding]] | None = None,
     ) -> None:
+        """Show a result; `findings` (chunk id -> instruction-like passages) are found by the search
+        worker; without them they are found here."""
         self.beginResetModel()
         self.result = result
         self.hits = list(result.hits)
         self.highlights = highlights
         self.stale = stale
-        self.findings = {h.chunk_id: f for h in self.hits if (f := Excerpt.of(h).findings)}
+        if findings is None:
+            findings = {h.chunk_id: f for h in self.hits if (f := Excerpt.of(h).findings)}
+        self.findings = findings
         self._max_bm25 = max((sum(r.contribution for r in h.explain) for h in self.hits), default=0.0) or 1.0
         self.endResetModel()
 

@@ -639,7 +639,7 @@ class MainWindow(QMainWindow):
             return
         previous_chunk = self.current_hit().chunk_id if self.current_hit() else None
         result = outcome.result
-        self.results_model.set_result(result, outcome.highlights, outcome.stale)
+        self.results_model.set_result(result, outcome.highlights, outcome.stale, outcome.findings)
         if result.hits:
             welcome = self.empty_label.text().startswith("Welcome") and result.query == WELCOME_QUERY
             self.empty_label.setVisible(welcome)
@@ -804,7 +804,8 @@ class MainWindow(QMainWindow):
     # ---- prompt ------------------------------------------------------------------------------
     def _update_prompt(self, *_args: object) -> None:
         hits = self.results_model.included_hits()
-        excerpts = [Excerpt.of(h) for h in hits]
+        known = self.results_model.findings
+        excerpts = [Excerpt.of(h, known.get(h.chunk_id, [])) for h in hits]
         budget = self.budget_radio.isChecked()
         question = self.search_field.text()
         self.prompt = build_prompt(

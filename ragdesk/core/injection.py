@@ -30,7 +30,7 @@ _ROLE = "tries to assign the model a new role"
 _SYSTEM = "mentions the system prompt"
 _MARKER = "chat role marker"
 
-# (pattern, reason); patterns are matched case-insensitively on the normalised text (see _Normalised).
+# (pattern, reason); patterns are matched case-insensitively on the normalised text (see _view).
 _PATTERNS: list[tuple[str, str]] = [
     # English
     (
@@ -97,70 +97,54 @@ _PATTERNS: list[tuple[str, str]] = [
     (r"^\s*(system|assistant)\s*:", _MARKER),
     (r"^#{1,3}\s*(system|assistant|instruction)s?\s*:?\s*$", _MARKER),
 ]
-_COMPILED = [(re.compile(p, re.IGNORECASE | re.MULTILINE), reason) for p, reason in _PATTERNS]
-# Line-anchored patterns (role markers) read the text with its line breaks; the others read it with
-# every run of white space (line breaks included) as one space.
-_LINE_ANCHORED = {i for i, (p, _) in enumerate(_PATTERNS) if p.startswith(("^", "<\\|"))}
-
-# Cyrillic and Greek letters that look like Latin ones (after casefolding), from Unicode's
-# confusables list; folded only for matching, in a copy of the text.
-_CONFUSABLES = str.maketrans(
-    {
-        **dict(zip("аеорсухіјѕԁһԛԝсνοαιρτκх", "aeopcyxijsdhqwcvoaiptkx")),
-        "ӏ": "l",
-        "ɡ": "g",
-        "ո": "n",
-    }
-)
 
 
-class _Normalised:
-    """A text as the patterns read it, with a map from each of its characters back to the original."""
+def _across_lines(pattern: str) -> str:
+    """A pattern that also matches when the passage is split over lines: spaces match any white space."""
+    return pattern.replace(r"[^.\n]", r"[^.]").replace(" ", r"\s+")
 
-    def __init__(self, text: str, fold: bool, lines: bool) -> None:
-        if text.isascii():  # the common case: nothing to undo but white space
-            chars, where = list(text), list(range(len(text)))
-        else:
-            chars, where = [], []
-            for i, ch in enumerate(text):
-                if unicodedata.category(ch) == "Cf":  # zero-width spaces and joiners, soft hyphens, bidi marks
-                    continue
-                norm = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
-                if fold:
-                    norm = norm.lower().translate(_CONFUSABLES)
-                chars += norm
-                where += [i] * len(norm)
-        if not lines:
-            out_chars: list[str] = []
-            out_where: list[int] = []
-            for ch, i in zip(chars, where):
-                if ch.isspace():
-                    if out_chars and out_chars[-1] == " ":
-                        continue
-                    ch = " "
-                out_chars.append(ch)
-                out_where.append(i)
-            chars, where = out_chars, out_where
-        self.text = "".join(chars)
-        self.where = where + [len(text)]
 
-    def span(self, start: int, end: int) -> tuple[int, int]:
-        return self.where[start], (self.where[end - 1] + 1 if end > start else self.where[start])
+# Line-anchored patterns (role markers) read line by line; the others match across line breaks.
+_COMPILED = [
+    (re.compile(p if p.startswith("^") else _across_lines(p), re.IGNORECASE | re.MULTILINE), reason)
+    for p, reason in _PATTERNS
+]
+
+# Cyrillic and Greek letters that look like Latin ones, from Unicode's confusables list; folded
+# only for matching, in a copy of the text (one character for one, so positions stay).
+_LOOKALIKES = "аеорсухіјѕԁһԛԝνοαιρτκӏɡոАЕОРСУХІЈЅНКМТВΑΒΕΗΙΚΜΝΟΡΤΧΥΖ"
+_LATIN = "aeopcyxijsdhqwvoaiptklgnAEOPCYXIJSHKMTBABEHIKMNOPTXYZ"
+_CONFUSABLES = str.maketrans(_LOOKALIKES, _LATIN)
+_FORMAT_CHARS = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+
+
+def _view(text: str) -> tuple[str, list[int] | None]:
+    """The text as the patterns read it: NFKC (fullwidth letters), invisible format characters
+    removed; with a map from each of its characters back to the original (None: one for one)."""
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _FORMAT_CHARS.search(text)):
+        return text, None
+    chars: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cf":  # zero-width spaces and joiners, soft hyphens, bidi marks
+            continue
+        norm = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+        chars += norm
+        where += [i] * len(norm)
+    return "".join(chars), where + [len(text)]
 
 
 def detect_injection(text: str) -> list[Finding]:
     """Instruction-like passages in `text`, in order of appearance (overlaps merged by first reason)."""
     found: list[Finding] = []
-    views: dict[tuple[bool, bool], _Normalised] = {}
-    for i, (pattern, reason) in enumerate(_COMPILED):
-        lines = i in _LINE_ANCHORED
-        for fold in (False, True):
-            if fold and text.isascii():
-                continue
-            key = (fold, lines)
-            view = views.get(key) or views.setdefault(key, _Normalised(text, fold, lines))
-            for m in pattern.finditer(view.text):
-                start, end = view.span(m.start(), m.end())
+    view, where = _view(text)
+    views = [view] if view.isascii() else [view, view.translate(_CONFUSABLES)]
+    for pattern, reason in _COMPILED:
+        for candidate in views:
+            for m in pattern.finditer(candidate):
+                start, end = m.span()
+                if where is not None:
+                    start, end = where[start], (where[end - 1] + 1 if end > start else where[start])
                 found.append(Finding(reason, text[start:end].strip(), start, end))
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []

@@ -60,11 +60,13 @@ class Excerpt:
     end_line: int
     text: str
     rank: int = 0
+    known_findings: list[Finding] | None = field(default=None, repr=False, compare=False)  # found earlier
 
     @classmethod
-    def of(cls, hit: Any) -> Excerpt:
-        """A search hit as an excerpt, its source as a person reads it (see paths.shown)."""
-        return cls(shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank)
+    def of(cls, hit: Any, findings: list[Finding] | None = None) -> Excerpt:
+        """A search hit as an excerpt, its source as a person reads it (see paths.shown); `findings`:
+        what detect_injection found in it already (the window's search worker looks once)."""
+        return cls(shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank, findings)
 
     @property
     def source(self) -> str:
@@ -80,6 +82,8 @@ class Excerpt:
     def findings(self) -> list[Finding]:
         """Instruction-like text in the excerpt or in its source (a file or heading named
         "Ignore all previous instructions" goes into the prompt too)."""
+        if self.known_findings is not None:
+            return self.known_findings
         in_source = [replace(f, reason=f"in its source: {f.reason}") for f in detect_injection(self._raw_source)]
         return in_source + detect_injection(self.text)
 
