@@ -95,7 +95,7 @@ class ResultsModel(_TableModel):
         self.hits: list[Hit] = []
         self.highlights: dict[int, list[tuple[int, int, str]]] = {}
         self.stale: set[int] = set()
-        self.excluded: set[int] = set()  # chunk ids the user unticked
+        self.excluded: set[tuple[str, int, int]] = set()  # passages the user unticked (Hit.key: path, span)
         self.findings: dict[int, list[Finding]] = {}  # chunk id -> instruction-like passages
         self._max_bm25 = 1.0
 
@@ -137,7 +137,7 @@ class ResultsModel(_TableModel):
         return None if hit is None else highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), limit=300)
 
     def included_hits(self) -> list[Hit]:
-        return [h for h in self.hits if h.chunk_id not in self.excluded]
+        return [h for h in self.hits if h.key not in self.excluded]
 
     def _items(self) -> list[Any]:
         return self.hits
@@ -160,7 +160,7 @@ class ResultsModel(_TableModel):
         if role == RowsRole:
             return hit.explain
         if role == Qt.ItemDataRole.CheckStateRole and col == self.COL_USE:
-            return Qt.CheckState.Unchecked if hit.chunk_id in self.excluded else Qt.CheckState.Checked
+            return Qt.CheckState.Unchecked if hit.key in self.excluded else Qt.CheckState.Checked
         if role == Qt.ItemDataRole.DisplayRole:
             if col == self.COL_RANK:
                 return hit.rank
@@ -192,11 +192,11 @@ class ResultsModel(_TableModel):
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         if not index.isValid() or index.column() != self.COL_USE or role != Qt.ItemDataRole.CheckStateRole:
             return False
-        chunk = self.hits[index.row()].chunk_id
+        key = self.hits[index.row()].key
         if Qt.CheckState(value) == Qt.CheckState.Checked:
-            self.excluded.discard(chunk)
+            self.excluded.discard(key)
         else:
-            self.excluded.add(chunk)
+            self.excluded.add(key)
         self.dataChanged.emit(index, index, [Qt.ItemDataRole.CheckStateRole])
         self.inclusion_changed.emit()
         return True

@@ -257,7 +257,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         }
         for (Py_ssize_t p = 0; p < t->n; p++) {
             int32_t d = t->docs[p];
-            if ((uint32_t)d >= (uint32_t)n_docs) { /* a damaged index must not write out of bounds */
+            if ((uint32_t)d >= (uint32_t)n_docs || t->tfs[p] < 1) { /* damaged: no write out of bounds, no f < 1 */
                 damaged = 1;
                 break;
             }
@@ -307,7 +307,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
             if (t->n <= n_cand) { /* walk the postings, skipping non-candidates */
                 for (Py_ssize_t p = 0; p < t->n; p++) {
                     int32_t d = t->docs[p];
-                    if ((uint32_t)d >= (uint32_t)n_docs) {
+                    if ((uint32_t)d >= (uint32_t)n_docs || t->tfs[p] < 1) {
                         damaged = 1;
                         break;
                     }
@@ -373,7 +373,8 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     PyObject *out = NULL;
     Py_buffer order_buf = {0};
     if (damaged) {
-        PyErr_SetString(PyExc_ValueError, "a posting names a chunk that does not exist: the index is damaged");
+        PyErr_SetString(PyExc_ValueError,
+                        "a posting is out of range (a chunk that does not exist, or f < 1): the index is damaged");
     } else if (order_obj == Py_None) {
         out = best_k(acc, touched, n_cand, k, NULL);
     } else if (get_buffer(order_obj, &order_buf, 4, "order") == 0) {

@@ -122,6 +122,12 @@ class Hit:
     text: str
     explain: list[TermRow]
     fusion: Fusion | None = None  # dense and hybrid modes: how the rank came about
+    span: tuple[int, int] = (0, 0)  # character span in the note's text
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """Which passage this is, across refreshes (chunk ids are only valid within one index)."""
+        return (self.path, *self.span)
 
     @property
     def shown_path(self) -> str:
@@ -212,6 +218,7 @@ class Library:
         self._forward: ForwardIndex | None = None
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
+        self._check_structure()
         # chunk_note is sorted, so each note's first chunk is a binary search away
         self._note_first_chunk = np.searchsorted(self.chunk_note, np.arange(len(self.note_paths) + 1))
         # A refreshed index is a base (the last full build) plus a delta segment; see _compose.
@@ -220,6 +227,23 @@ class Library:
         self._note_src: np.ndarray | None = None
         self._base_remap = self._delta_remap = np.zeros(0, np.int32)  # segment chunk -> merged id (-1: gone)
         self._dense: dict[str, np.ndarray] = {}  # a composed index's embeddings, laid out once
+        self._path_index: dict[str, int] | None = None  # note path -> note index, built on first use
+
+    def _check_structure(self) -> None:
+        """Cheap checks on open that altered bytes would break (IndexDamaged): pointers ascending and
+        in bounds, ids in range, one row per chunk in every per-chunk array."""
+        g, need = self.generation, store.require
+        n_notes, n_chunks = len(self.note_paths), len(self.chunk_note)
+        need(n_chunks == self.manifest["counts"]["chunks"], g, "chunk count")
+        need(store.ascending(self.note_off, 0, len(self._blob)) and len(self.note_off) == n_notes + 1, g, "note_off")
+        need(store.ascending(self.chunk_note), g, "chunk_note is not sorted")
+        need(not n_chunks or 0 <= int(self.chunk_note[0]) <= int(self.chunk_note[-1]) < n_notes, g, "chunk_note range")
+        for name, arr in (("chunk_span", self.spans), ("chunk_lines", self.lines)):
+            need(arr.shape == (n_chunks, 2), g, f"{name} shape")
+            need(not n_chunks or (arr[:, 0].min() >= 0 and np.all(arr[:, 1] >= arr[:, 0])), g, f"{name} values")
+        need(len(self.heading_ids) == n_chunks, g, "chunk_heading length")
+        need(not n_chunks or 0 <= self.heading_ids.min() <= self.heading_ids.max() < len(self.headings), g, "headings")
+        need(len(self.note_size) == len(self.note_mtime) == n_notes, g, "note_size/note_mtime length")
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
@@ -320,6 +344,7 @@ class Library:
         lib.built_at, lib.n_tokens = manifest["built_at"], manifest["counts"]["tokens"]
         lib._forward, lib._terms, lib._analyzers, lib._dense = None, {}, {}, {}
         lib._note_first_chunk, lib._note_src = first, src
+        lib._path_index = None
         return lib
 
     # ---- chunks and notes ----------------------------------------------------------------
@@ -356,6 +381,19 @@ class Library:
             end=end,
             text=self.note_text(note_idx)[start:end],
         )
+
+    def chunk_at(self, path: str, span: tuple[int, int]) -> int | None:
+        """The chunk id of the passage `span` of note `path` in this index, if it still exists
+        (how a pinned or unticked result follows its passage across a refresh)."""
+        if self._path_index is None:
+            self._path_index = {p: i for i, p in enumerate(self.note_paths)}
+        note = self._path_index.get(path)
+        if note is None:
+            return None
+        for c in self.chunks_of_note(note):
+            if tuple(int(x) for x in self.spans[c]) == span:
+                return c
+        return None
 
     def chunk_context(self, chunk_id: int) -> str:
         """Text indexed with the chunk besides its own (title and headings), or "" when context is off."""
@@ -436,7 +474,7 @@ class Library:
         damaged = False
         if sub.is_dir():
             try:
-                ti = _load_term_index(sub)
+                ti = _load_term_index(sub, self.n_chunks)
             except store.IndexDamaged:
                 ti, damaged = None, True
         if ti is None:
@@ -535,7 +573,20 @@ class Library:
             c = self.chunk(doc)
             length = int(main.index.doc_len[doc])
             hits.append(
-                Hit(rank, score, doc, c.path, c.heading, c.start_line, c.end_line, length, c.text, rows, fusion)
+                Hit(
+                    rank,
+                    score,
+                    doc,
+                    c.path,
+                    c.heading,
+                    c.start_line,
+                    c.end_line,
+                    length,
+                    c.text,
+                    rows,
+                    fusion,
+                    (c.start, c.end),
+                )
             )
         took = (time.perf_counter() - t0) * 1000
         terms = [QueryTerm(t, w, n_t) for p in parts for (t, w, _), n_t in zip(p.qterms, p.dfs)]
@@ -824,12 +875,18 @@ def _load_paths(generation: Path, manifest: dict[str, Any]) -> list[str]:
 
 def _load_forward(generation: Path) -> ForwardIndex:
     vocab = store.load_blob(generation, "vocab").decode("utf-8")
-    return ForwardIndex(
+    fwd = ForwardIndex(
         vocab.split("\n") if vocab else [],
         store.load_array(generation, "fwd_ptr"),
         store.load_array(generation, "fwd_ids"),
         store.load_array(generation, "fwd_counts"),
     )
+    store.require(
+        store.ascending(fwd.row_ptr, 0, len(fwd.word_ids)) and len(fwd.counts) == len(fwd.word_ids),
+        generation,
+        "forward index pointers",
+    )
+    return fwd
 
 
 def _publish_term_index(generation: Path, key: str, write: Callable[[Path], None], replace: bool = False) -> None:
@@ -874,9 +931,9 @@ def _save_term_index(folder: Path, ti: TermIndex) -> None:
     store.write_json(folder / store.MANIFEST, {"format": store.FORMAT_VERSION, "files": files})
 
 
-def _load_term_index(folder: Path) -> TermIndex:
+def _load_term_index(folder: Path, n_chunks: int) -> TermIndex:
     manifest = store.read_manifest(folder)
-    store.check_files(folder, manifest["files"])
+    store.check_files(folder, manifest["files"])  # the small arrays (lengths, bounds, pointers) by checksum
     terms = store.load_blob(folder, "terms").decode("utf-8")
     ti = TermIndex(
         terms.split("\n") if terms else [],
@@ -885,7 +942,12 @@ def _load_term_index(folder: Path) -> TermIndex:
         store.load_array(folder, "tfs"),
         store.load_array(folder, "doc_len"),
     )
-    ti.seed_bounds(DEFAULT_K1, DEFAULT_B, store.load_array(folder, "bounds"))
+    bounds = store.load_array(folder, "bounds")
+    need = store.require
+    need(store.ascending(ti.indptr, 0, len(ti.docs)) and len(ti.tfs) == len(ti.docs), folder, "posting pointers")
+    need(len(ti.indptr) == len(ti.terms) + 1 and len(bounds) == len(ti.terms), folder, "one row per term")
+    need(len(ti.doc_len) == n_chunks and (not n_chunks or ti.doc_len.min() >= 0), folder, "chunk lengths")
+    ti.seed_bounds(DEFAULT_K1, DEFAULT_B, bounds)
     return ti
 
 

@@ -133,19 +133,30 @@ def test_module_entry_point_version() -> None:
 
 
 def test_damaged_postings_give_one_error_line_and_verify_rebuilds(
-    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A derived index altered in place (same size): search says so in one line and exits 2;
+    """A derived index altered in place (same size): a small one fails its checksum on open and is
+    derived again; a large one (not checksummed on open) makes search say so in one line and exit 2;
     `index --verify` checks every file, the derived ones included, and rebuilds."""
     import numpy as np
 
+    from ragdesk.core import store
+
     index_dir = tmp_path / "i"
     assert run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir))[0] == 0
-    docs_file = next(index_dir.rglob("terms-stems*/docs.npy"))
-    postings = np.load(docs_file, mmap_mode="r+")
-    postings[:] = 2**31 - 1
-    postings.flush()
-    del postings
+
+    def damage() -> None:
+        docs_file = next(index_dir.rglob("terms-stems*/docs.npy"))
+        postings = np.load(docs_file, mmap_mode="r+")
+        postings[:] = 2**31 - 1
+        postings.flush()
+        del postings
+
+    damage()
+    code, out, err = run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir), "--json")
+    assert code == 0 and err == "" and json.loads(out)["hits"][0]["path"] == "git.md"  # repaired
+    damage()
+    monkeypatch.setattr(store, "CRC_ON_OPEN_BYTES", 0)  # as for a file over the size checksummed on open
     code, out, err = run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir))
     assert code == 2 and err.count("\n") == 1 and "damaged" in err and "--verify" in err
     code, out, _ = run(capsys, "index", str(folder), "--index-dir", str(index_dir), "--json")

@@ -52,7 +52,7 @@ def test_path_count_is_checked_against_the_note_count(tmp_path: Path) -> None:
     paths = json.loads(blob.read_bytes())
     blob.write_bytes(json.dumps(paths[:-1]).encode())  # one path short, same manifest
     manifest = json.loads((lib.generation / "manifest.json").read_text())
-    manifest["files"]["paths.blob"]["size"] = blob.stat().st_size  # even with a size that fits
+    manifest["files"]["paths.blob"] = store.file_info(blob)  # even with a size and checksum that fit
     (lib.generation / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(store.IndexDamaged, match="do not match its 5 notes"):
         Library.open(folder, tmp_path / "idx")
@@ -271,3 +271,47 @@ def test_workers_exit_when_a_build_is_killed(tmp_path: Path) -> None:
         time.sleep(0.05)
     assert not _alive(below)
     assert store.current_generation(tmp_path / "idx") is None  # nothing was published half-way
+
+
+CHECKSUMMED = [  # values that only a checksum can tell from right ones (files under CRC_ON_OPEN_BYTES)
+    ("terms-stems_5/doc_len.npy", lambda a: a * 3 + 7),
+    ("terms-stems_5/bounds.npy", lambda a: a / 10),
+]
+STRUCTURAL = [  # values that break the structure: found without any checksum
+    ("terms-stems_5/indptr.npy", lambda a: np.where(np.arange(len(a)) == len(a) // 2, a[-1] + 999, a)),
+    ("terms-stems_5/tfs.npy", lambda a: a - a.max()),
+    ("terms-stems_5/docs.npy", lambda a: a + 10_000),
+    ("chunk_note.npy", lambda a: a[::-1]),
+    ("chunk_span.npy", lambda a: a[:, ::-1] - 1),
+    ("note_off.npy", lambda a: a * 2),
+    ("fwd_ptr.npy", lambda a: a + 5),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "alter", "small_files_checksummed"),
+    [(*a, True) for a in CHECKSUMMED + STRUCTURAL] + [(*a, False) for a in STRUCTURAL],
+    ids=[f"{a[0]}-crc" for a in CHECKSUMMED + STRUCTURAL] + [f"{a[0]}-structure" for a in STRUCTURAL],
+)
+def test_altered_index_bytes_never_rank_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, alter, small_files_checksummed: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """Values altered in place (sizes kept): a search either answers exactly as before (the damaged
+    analyzer index was noticed and derived again) or raises IndexDamaged; never a wrong ranking or a
+    raw IndexError. Without the checksums on open, the structural checks and the query path catch them."""
+    notes = {f"n{i:02d}.md": f"# Note {i}\n\nalpha beta {'gamma ' * (i % 5)} delta{i}\n" for i in range(40)}
+    folder = write_notes(tmp_path / "notes", notes)
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1, warm=AnalyzerConfig("stems"))
+    stems = AnalyzerConfig("stems")
+    expected = [(h.chunk_id, h.score) for h in lib.search("gamma alpha delta7", stems, k=10).hits]
+    path = lib.generation / name
+    arr = np.load(path)
+    np.save(path, alter(arr).astype(arr.dtype))
+    assert path.stat().st_size == store.file_info(path)["size"]
+    if not small_files_checksummed:
+        monkeypatch.setattr(store, "CRC_ON_OPEN_BYTES", 0)
+    try:
+        hits = Library.open(folder, tmp_path / "idx").search("gamma alpha delta7", stems, k=10).hits
+    except store.IndexDamaged:
+        return
+    assert [(h.chunk_id, h.score) for h in hits] == expected
