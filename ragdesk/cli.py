@@ -501,6 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.command is None:
         return _run_gui(argv)
+    from .core.loader import IgnoreFileUnreadable
     from .core.store import IndexDamaged
 
     try:
@@ -509,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"--k1 must be at least 0 and --b between 0 and 1, both finite (got {args.k1:g} and {args.b:g})"
             )
         return handlers[args.command](args)
-    except CliError as exc:
+    except (CliError, IgnoreFileUnreadable) as exc:
         print(f"ragdesk: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import os
 import shlex
-import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -84,6 +83,7 @@ class MainWindow(QMainWindow):
         self.pinned: Hit | None = None
         self.prompt: Prompt | None = None
         self._pending_build: BuildRequest | None = None
+        self._building_folder: str | None = None  # the folder of the build under way
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self.watcher = FolderWatcher(self)
         self.watcher.folder_changed.connect(self._on_folder_changed)
@@ -100,6 +100,7 @@ class MainWindow(QMainWindow):
         self.engine.builder.build_cancelled.connect(self._on_build_cancelled)
         self.engine.searcher.search_finished.connect(self._on_search_finished)
         self.engine.searcher.ranks_found.connect(self._on_ranks_found)
+        self.engine.searcher.ranks_failed.connect(self._on_ranks_failed)
         self.engine.searcher.search_failed.connect(self._on_search_failed)
         self._restore_state()
 
@@ -460,6 +461,11 @@ class MainWindow(QMainWindow):
             self._show_error(f"The folder {folder} does not exist or cannot be read.")
             return
         self.folder = str(path.resolve())
+        if self.engine.building and self._building_folder != self.folder:
+            # the folder being indexed was left: stop that build now (it publishes nothing)
+            self.engine.cancel_build()
+        self.pinned = None  # chunk ids, pins and unticks belong to the folder that was open
+        self.results_model.excluded.clear()
         self.watcher.clear()
         self.settings.remember_folder(self.folder)
         self._refresh_recent_menu()
@@ -502,6 +508,7 @@ class MainWindow(QMainWindow):
         self.cancel_button.show()
         self.statusBar().showMessage("Indexing…")
         self.build_state_changed.emit("building")
+        self._building_folder = request.folder
         self.engine.build(request)
 
     def _on_folder_changed(self) -> None:
@@ -513,6 +520,8 @@ class MainWindow(QMainWindow):
         self.engine.cancel_build()
 
     def _on_progress_changed(self, done: int, total: int, chunks: int, current: str) -> None:
+        if self._building_folder != self.folder:
+            return  # a build of a folder the user has left, being cancelled
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
         if chunks < 0:  # the build process is embedding chunks for dense search
@@ -560,19 +569,23 @@ class MainWindow(QMainWindow):
             self.build_state_changed.emit("built")
 
     def _on_build_failed(self, message: str) -> None:
-        self._build_finished()
+        if self._build_finished():
+            return  # the failed build was of a folder the user has left
         kept = " The previous index is still in use." if self.library is not None else ""
         self.statusBar().showMessage(f"Indexing failed: {message}.{kept}", 15000)
         self._show_error(f"Indexing failed: {message}.{kept}")
         self.build_state_changed.emit("failed")
 
     def _on_build_cancelled(self) -> None:
-        self._build_finished()
+        if self._build_finished():
+            return  # cancelled because another folder was opened; its build has started
         kept = " The previous index is still in use." if self.library is not None else ""
         self.statusBar().showMessage(f"Indexing cancelled.{kept}", 8000)
         self.build_state_changed.emit("cancelled")
 
     def _use_library(self, library: Library) -> None:
+        if self.pinned is not None and self.library is not None and library is not self.library:
+            self._follow_pin(library)
         self.library = library
         self.engine.set_library(library)
         if self.folder is not None:
@@ -587,6 +600,19 @@ class MainWindow(QMainWindow):
         self.index_button.setToolTip("Click to list skipped files and why" if library.skipped else "")
         self.library_loaded.emit(library)
         self.run_search()
+
+    def _follow_pin(self, library: Library) -> None:
+        """A refreshed index numbers chunks anew: the pin follows its passage (note path and span),
+        or goes, with a word, when that passage changed."""
+        assert self.pinned is not None
+        chunk = library.chunk_at(self.pinned.path, self.pinned.span)
+        if chunk is None:
+            self.statusBar().showMessage(f"Unpinned {self.pinned.shown_path}: that passage changed on disk.", 6000)
+            self.pinned = None
+            self.pin_button.setChecked(False)
+            self.pin_button.setText("Pin for compare")
+        else:
+            self.pinned = replace(self.pinned, chunk_id=chunk)
 
     # ---- searching ----------------------------------------------------------------------------
     def current_analyzer(self) -> AnalyzerConfig:
@@ -753,6 +779,12 @@ class MainWindow(QMainWindow):
             f"idf = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)) = ln(1 + ({n_docs} − {row.n_t} + 0.5) / ({row.n_t} + 0.5))"
             f" = {row.idf:.3f}"
         )
+
+    def _on_ranks_failed(self, serial: int, chunk_id: int, message: str) -> None:
+        hit = self.current_hit()
+        if hit is None or hit.chunk_id != chunk_id or self.last_request is None or serial != self.last_request.serial:
+            return
+        self.ranks_label.setText(f"Rank under each analyzer — not available: {message}")
 
     def _on_ranks_found(self, serial: int, chunk_id: int, ranks: dict[str, int | None]) -> None:
         hit = self.current_hit()
@@ -932,8 +964,13 @@ class MainWindow(QMainWindow):
         if self.index_dir:
             return "This session uses a custom index folder; it was left alone."
         size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
-        shutil.rmtree(root, ignore_errors=True)
+        failures = store.remove_tree(root)
         self.refresh()
+        if failures:
+            return (
+                f"Could not clear the whole cache: {len(failures)} item(s) remain in {root} "
+                f"(first: {failures[0]}). Close other ragdesk windows and try again, or remove them by hand."
+            )
         return f"Cleared {size / 1e6:.1f} MB; the open folder is being re-indexed."
 
     def show_about(self) -> None:

@@ -171,6 +171,7 @@ class SearchWorker(QObject):
 
     search_finished = Signal(object)  # SearchOutcome
     ranks_found = Signal(int, int, object)  # serial, chunk id, {analyzer name: rank or None}
+    ranks_failed = Signal(int, int, str)  # serial, chunk id, why (e.g. the index is damaged)
     search_failed = Signal(str)
 
     def __init__(self) -> None:
@@ -230,7 +231,8 @@ class SearchWorker(QObject):
             config = request.analyzer.with_name(name)
             try:
                 ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
-            except IndexDamaged:  # the search reports it and has the index checked and rebuilt
+            except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt
+                self.ranks_failed.emit(request.serial, chunk_id, str(exc))
                 return
         self.ranks_found.emit(request.serial, chunk_id, ranks)
 

@@ -15,6 +15,7 @@ Messages put on the queue (all picklable):
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from typing import Any
@@ -92,9 +93,20 @@ def build_job(
             )
     except BuildCancelled:
         queue.put(("cancelled",))
+        if parent_pid is not None:
+            _exit_now(queue)
         return
     except Exception as exc:  # reported to the user; the previous index stays in use
         traceback.print_exc()
         queue.put(("failed", f"{type(exc).__name__}: {exc}"))
         return
     queue.put(("done", report, damaged))
+
+
+def _exit_now(queue: Any) -> None:
+    """End the build process at once, its message delivered: a cancelled pool can take many seconds
+    to wind down (workers finish their batch, one may block writing a result nobody reads), and the
+    window's next build (another folder, say) waits for this one. The workers exit with it (orphans)."""
+    queue.close()
+    queue.join_thread()
+    os._exit(0)

@@ -265,7 +265,10 @@ class Library:
         if gen is None:
             raise store.IndexMissing(f"no index yet for {folder_path}")
         store.remove_stale_temporaries(root)
-        return cls._open_generation(folder_path, root, gen, verify, reuse)
+        library = cls._open_generation(folder_path, root, gen, verify, reuse)
+        if library.manifest.get("folder") != str(folder_path):  # an --index-dir shared by two folders
+            raise store.IndexMissing(f"the index in {root} is of another folder ({library.manifest.get('folder')})")
+        return library
 
     @classmethod
     def _open_generation(
@@ -1082,7 +1085,8 @@ def build_index(
         store.remove_stale_temporaries(root)
         if previous is not None and reuse_stored:
             current = store.current_generation(root)
-            if current is None or current.name != previous.generation.name:  # another process built since
+            stale = current is None or current.name != previous.generation.name  # another process built since
+            if stale or previous.folder != folder_path:
                 previous = None
         return _build_locked(
             t0,

@@ -85,13 +85,23 @@ class Note:
         return str(title) if title else Path(self.path).stem
 
 
+class IgnoreFileUnreadable(Exception):
+    """The folder's .ragdeskignore exists but cannot be read: indexing stops rather than index the
+    notes it excludes."""
+
+
 def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | None:
     lines = list(options.ignore)
     ignore_file = root / IGNORE_FILE
     try:
         lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        pass
+    except FileNotFoundError:
+        pass  # no ignore file: nothing excluded but the patterns in the settings
+    except OSError as exc:
+        raise IgnoreFileUnreadable(
+            f"cannot read {ignore_file}: {exc.strerror or exc}; indexing stopped so that the notes it "
+            "excludes are not indexed (fix or remove the file)"
+        ) from exc
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -149,6 +150,23 @@ def write_blob(path: Path, data: bytes) -> dict[str, int]:
 
 def discard(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_tree(path: Path) -> list[str]:
+    """Remove a folder and everything in it; returns what could not be removed ("path: reason"),
+    so a caller never reports a cache as cleared when part of it is still there."""
+    failures: list[str] = []
+
+    def failed(_func: Any, name: str, exc_info: Any) -> None:
+        exc = exc_info[1] if isinstance(exc_info, tuple) else exc_info
+        failures.append(f"{name}: {getattr(exc, 'strerror', None) or exc}")
+
+    if path.exists():
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=failed)
+        else:
+            shutil.rmtree(path, onerror=failed)
+    return failures
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -1,0 +1,110 @@
+"""The window under changing folders and refreshes: builds of left folders stop, pins and unticks
+follow their passage, and errors that used to be swallowed are shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from ragdesk.app.models import ResultsModel
+from ragdesk.app.window import MainWindow
+from ragdesk.core import store
+
+from ..conftest import write_notes
+from .conftest import search
+
+
+def test_switching_folders_mid_build_stops_the_old_build(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    body = " ".join(f"word{i}" for i in range(250))
+    big = write_notes(tmp_path / "big", {f"n{i:05d}.md": f"# Big {i}\n\n{body}\n" for i in range(6000)})
+    small = write_notes(tmp_path / "small", {"only.md": "# Only\n\nthe small folder's apples\n"})
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.engine.builder.progress_changed, timeout=30000, check_params_cb=lambda d, *_: d > 0):
+        w.open_folder(str(big))
+    states: list[str] = []
+    w.build_state_changed.connect(states.append)
+    with qtbot.waitSignal(w.library_loaded, timeout=30000):
+        w.open_folder(str(small))
+    qtbot.waitUntil(lambda: not w.engine.building, timeout=30000)
+    assert w.library is not None and w.library.note_paths == ["only.md"]
+    assert states[-1] == "built" and "cancelled" not in states  # the user sees the new folder's build only
+    assert "Indexing n" not in w.statusBar().currentMessage()
+    # Nothing of the abandoned folder was published: every generation left is the small folder's.
+    root = Path(w.index_dir)
+    folders = {json.loads((g / "manifest.json").read_text())["folder"] for g in root.glob("gen-*")}
+    assert folders == {str(small.resolve())}
+
+
+def test_pins_and_unticks_follow_their_passage(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    result = search(qtbot, window, "rebase history")
+    assert [h.heading for h in result.hits] == ["Git › Rebase", "Clip", "Git › Merge"]
+    window.results_view.selectRow(2)
+    window.toggle_pin()
+    assert window.pinned is not None and window.pinned.heading == "Git › Merge"
+    model = window.results_model
+    model.setData(model.index(1, ResultsModel.COL_USE), Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole)
+    # A new note sorts before git.md: every chunk id after it shifts by one.
+    (notes / "a-first.md").write_text("# First\n\nunrelated words about apples\n", encoding="utf-8")
+    with qtbot.waitSignal(window.library_loaded, timeout=20000):
+        window.refresh()
+    qtbot.waitUntil(lambda: not window.engine.building, timeout=20000)
+    result = search(qtbot, window, "rebase history")
+    merge = next(h for h in result.hits if h.heading == "Git › Merge")
+    assert window.pinned is not None and window.pinned.chunk_id == merge.chunk_id
+    assert [h.heading for h in model.included_hits()] == ["Git › Rebase", "Git › Merge"]  # Clip still unticked
+    # Another folder: no pin, nothing unticked.
+    other = write_notes(notes.parent / "other", {"x.md": "# X\n\nrebase history again\n"})
+    with qtbot.waitSignal(window.library_loaded, timeout=20000):
+        window.open_folder(str(other))
+    assert window.pinned is None and model.excluded == set()
+
+
+def test_unpinned_with_a_word_when_the_passage_changed(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    window.results_view.selectRow(1)
+    window.toggle_pin()
+    assert window.pinned is not None and window.pinned.path == "clip.md"
+    (notes / "clip.md").write_text("# Clip\n\nA different text now, about rebase.\n", encoding="utf-8")
+    with qtbot.waitSignal(window.library_loaded, timeout=20000):
+        window.refresh()
+    assert window.pinned is None
+    assert window.statusBar().currentMessage() == "Unpinned clip.md: that passage changed on disk."
+
+
+def test_unreadable_ignore_file_stops_the_build(make_window, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    (notes / ".ragdeskignore").mkdir()  # exists, cannot be read as a file (root reads every file)
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.build_state_changed, timeout=20000, check_params_cb=lambda s: s == "failed"):
+        w.open_folder(str(notes))
+    assert w.library is None
+    message = w.statusBar().currentMessage()
+    assert "cannot read" in message and ".ragdeskignore" in message and "Is a directory" in message
+
+
+def test_cache_that_cannot_be_cleared_says_so(window: MainWindow, monkeypatch, qtbot) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(window, "index_dir", None)
+    root = Path(window.index_root())
+    monkeypatch.setattr(store, "default_index_root", lambda: root)
+    monkeypatch.setattr(store, "remove_tree", lambda path: [f"{path}/gen-1/notes.npy: Device or resource busy"])
+    message = window.clear_index_cache()
+    assert message.startswith("Could not clear the whole cache: 1 item(s) remain in ")
+    assert "notes.npy: Device or resource busy" in message
+    qtbot.waitUntil(lambda: not window.engine.building, timeout=20000)
+
+
+def test_rank_lookup_failure_is_shown(window: MainWindow, monkeypatch, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    lib = window.library
+    assert lib is not None
+
+    def damaged(*_args: object, **_kwargs: object) -> None:
+        raise store.IndexDamaged("index file docs.npy fails its checksum")
+
+    monkeypatch.setattr(type(lib), "rank_of", damaged)
+    window.results_view.selectRow(1)
+    qtbot.waitUntil(lambda: "not available" in window.ranks_label.text(), timeout=10000)
+    assert window.ranks_label.text() == (
+        "Rank under each analyzer — not available: index file docs.npy fails its checksum"
+    )
