@@ -533,9 +533,13 @@ def _run_gui(argv: list[str]) -> int:
         print(f"ragdesk: error: notes folder not found: {args.folder}", file=sys.stderr)
         return 2
     try:
-        from .app.main import run, smoke_test
+        from .app.main import binding_problem, run, smoke_test
     except ImportError as exc:
         print(f"ragdesk: error: the window needs PySide6 ({exc})", file=sys.stderr)
+        return 2
+    problem = binding_problem()
+    if problem is not None:
+        print(f"ragdesk: error: {problem}", file=sys.stderr)
         return 2
     if args.smoke_test:
         return smoke_test()

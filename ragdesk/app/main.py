@@ -12,6 +12,23 @@ from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
 from .window import MainWindow
 
+BROKEN_BINDINGS = {"6.12.0"}  # drops a reference to None on every Python-side index.data() answered with None
+
+
+def binding_problem() -> str | None:
+    """Why this PySide6 cannot run ragdesk here, or None. The dependency range excludes the broken
+    release; this catches an environment that has it anyway (a system package, a forced install)."""
+    import PySide6
+
+    major, minor = sys.version_info[:2]
+    if PySide6.__version__ in BROKEN_BINDINGS and (major, minor) < (3, 12):
+        return (
+            f"PySide6 {PySide6.__version__} crashes Python {major}.{minor} "
+            "after minutes of use (it releases None too often); install another release: "
+            "python3 -m pip install 'PySide6-Essentials!=6.12.0'"
+        )
+    return None
+
 
 def initial_folder(requested: str | None, settings: AppSettings) -> str:
     """The folder given, else the last one opened, else the bundled sample notes."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from ragdesk.app.window import MainWindow
 
 from .conftest import search
@@ -23,3 +25,17 @@ def test_repainting_results_keeps_none_alive(window: MainWindow, qtbot) -> None:
         for view in views:
             view.repaint()
     assert sys.getrefcount(None) >= before
+
+
+def test_a_broken_binding_is_refused_in_one_line(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import PySide6
+
+    from ragdesk.app import main as app_main
+    from ragdesk.cli import main
+
+    monkeypatch.setattr(PySide6, "__version__", "6.12.0")
+    monkeypatch.setattr(app_main.sys, "version_info", (3, 11, 7))
+    monkeypatch.setattr(app_main, "run", lambda *a: pytest.fail("the window must not open"))
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "PySide6 6.12.0 crashes Python 3.11" in err and "!=6.12.0" in err
