@@ -22,7 +22,7 @@ from scipy import sparse
 from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import DEFAULT_B, DEFAULT_K1, contributions, idf_array, length_norms
-from .store import IndexDamaged
+from .store import IndexDamaged, preallocated_array
 from .tokenize import intern_words
 
 try:  # compiled twins of the hot paths below (ragdesk/core/_kernel.c); absent without a C compiler
@@ -477,8 +477,8 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
         np.cumsum(np.sum(at, axis=0), out=indptr[1:])
         nnz = int(indptr[-1])
         if out_dir is not None:  # the files being published: no copy of the postings later
-            docs = np.lib.format.open_memmap(out_dir / "docs.npy", "w+", np.int32, (nnz,))
-            tfs = np.lib.format.open_memmap(out_dir / "tfs.npy", "w+", np.int32, (nnz,))
+            docs = preallocated_array(out_dir / "docs.npy", np.int32, (nnz,))
+            tfs = preallocated_array(out_dir / "tfs.npy", np.int32, (nnz,))
         else:
             docs, tfs = np.empty(nnz, np.int32), np.empty(nnz, np.int32)
         ti = TermIndex(terms, indptr, docs, tfs, doc_len.astype(np.int32))

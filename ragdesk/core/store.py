@@ -13,6 +13,7 @@ the notes' whole text.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -107,8 +108,38 @@ def secure_tree(folder: Path) -> None:
 
 
 def save_array(path: Path, arr: np.ndarray) -> None:
+    try:
+        with create_private(path) as fh:
+            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+    except OSError as exc:
+        if exc.errno is not None:
+            raise
+        # numpy reports a short write ("N requested and M written") without an errno: a full disk
+        raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({exc})", str(path)) from exc
+
+
+def preallocated_array(path: Path, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A new .npy file of `shape`, memory-mapped for writing, its space reserved first: writing into a
+    sparse map on a full disk kills the process with SIGBUS; reserving fails with ENOSPC instead."""
+    dt = np.dtype(dtype)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False, "shape": shape}
+    )
+    n_bytes = int(np.prod(shape)) * dt.itemsize
+    size = len(header.getvalue()) + n_bytes
     with create_private(path) as fh:
-        np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+        fh.write(header.getvalue())
+        fh.flush()
+        try:
+            os.posix_fallocate(fh.fileno(), 0, size)
+        except (AttributeError, OSError) as exc:  # not on this system or file system: sparse, as numpy does
+            if isinstance(exc, OSError) and exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+            fh.truncate(size)
+    if not n_bytes:
+        return np.zeros(shape, dt)
+    return np.memmap(path, dtype=dt, mode="r+", offset=len(header.getvalue()), shape=shape)
 
 
 def tmp_name(path: Path) -> Path:

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragdesk.cli import main
@@ -186,3 +187,47 @@ def test_note_too_deep_to_reach_is_reported(tmp_path: Path, text_kernel: str) ->
     assert lib.note_paths == ["top.md"]
     (skip,) = report.skipped
     assert skip.path.startswith("d" * 250) and skip.reason == "folder cannot be read: File name too long"
+
+
+def test_short_write_of_numpy_is_a_full_disk(
+    built: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a full disk numpy raises OSError("79065 requested and 56288 written") with no errno (seen on
+    a full tmpfs): it is reported as the full disk it is, and search falls back to the stored index."""
+    import numpy as np
+
+    folder, index = built
+    (folder / "n3.md").write_text("# Note 3\n\nnote 3 about plums\n", encoding="utf-8")
+
+    def short_write(*_args: object, **_kwargs: object) -> None:
+        raise OSError("79065 requested and 56288 written")
+
+    monkeypatch.setattr(np, "save", short_write)
+    assert main(["index", str(folder), "--index-dir", str(index)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"ragdesk: error: cannot write the index in {index}: No space left on device "
+        "(79065 requested and 56288 written) (the previous index is kept)\n"
+    )
+    assert main(["search", str(folder), "pears", "--index-dir", str(index)]) == 0
+    assert capsys.readouterr().err.startswith("ragdesk: warning: index is stale: ")
+
+
+def test_derived_postings_reserve_their_space(tmp_path: Path) -> None:
+    """Postings written through a memory map are reserved first (a sparse map on a full disk kills the
+    process with SIGBUS): the file has its full size on disk before anything is written."""
+    arr = store.preallocated_array(tmp_path / "docs.npy", np.int32, (1000,))
+    arr[:] = np.arange(1000)
+    arr.flush()
+    del arr
+    st = (tmp_path / "docs.npy").stat()
+    assert st.st_blocks * 512 >= 4000 and stat_mode(st) == 0o600
+    assert np.array_equal(np.load(tmp_path / "docs.npy"), np.arange(1000))
+    assert store.preallocated_array(tmp_path / "empty.npy", np.int32, (0,)).shape == (0,)
+    assert np.load(tmp_path / "empty.npy").shape == (0,)
+
+
+def stat_mode(st: os.stat_result) -> int:
+    import stat
+
+    return stat.S_IMODE(st.st_mode)
