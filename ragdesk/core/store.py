@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -338,11 +339,14 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+_TEMPORARY = re.compile(r"^\.tmp-.*-(\d+)-[0-9a-f]+$|^\..*\.(\d+)-[0-9a-f]+\.tmp$")
+
+
 def _temporary_pid(name: str) -> int | None:
-    """The writer's pid in a temporary's name (.tmp-<name>-<pid>-<time>, .<file>.<pid>-<time>.tmp)."""
-    parts = name.replace(".", "-").split("-")
-    numbers = [p for p in parts if p.isdigit()]
-    return int(numbers[-1]) if numbers else None
+    """The writer's pid in a temporary's name (.tmp-<name>-<pid>-<time hex> from publish_subdir,
+    .<file>.<pid>-<time hex>.tmp from tmp_name); None for any other name."""
+    m = _TEMPORARY.match(name)
+    return int(m.group(1) or m.group(2)) if m else None
 
 
 def remove_stale_temporaries(root: Path) -> list[Path]:
