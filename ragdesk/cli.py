@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder")
     _add_index_options(p)
     p.add_argument("--verify", action="store_true", help="check the stored index's checksums first")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="list every file: indexed (chunks, tokens, pages, when), decoded with a fallback, or skipped, and why",
+    )
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("search", help="rank chunks for a query (builds the index first if needed)")
@@ -264,6 +269,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
+    if args.report:
+        data["report"] = lib.report()
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
@@ -272,10 +279,24 @@ def cmd_index(args: argparse.Namespace) -> int:
     verb = "built" if report.rebuilt else "already current"
     print(f"{verb}: {report.files} files, {report.chunks} chunks, {report.tokens} tokens in {report.elapsed_s:.2f} s")
     print(f"added {report.added}, changed {report.changed}, removed {report.removed}, unchanged {report.unchanged}")
-    for s in report.skipped:
-        print(f"  {'decoded' if s.loaded else 'skipped'}: {shown(s.path)}: {s.reason}")
+    if args.report:
+        _print_report(data["report"])
+    else:
+        for s in report.skipped:
+            print(f"  {'decoded' if s.loaded else 'skipped'}: {shown(s.path)}: {s.reason}")
     print(f"index: {lib.root}")
     return 0
+
+
+def _print_report(rows: list[dict[str, Any]]) -> None:
+    """The index report as a table: status, chunks, tokens, pages, path, and why for the others."""
+    counts = {status: sum(1 for r in rows if r["status"] == status) for status in ("indexed", "decoded", "skipped")}
+    print(", ".join(f"{n} {status}" for status, n in counts.items()))
+    print(f"{'status':8} {'chunks':>6} {'tokens':>8} {'pages':>5}  path")
+    for r in rows:
+        pages = "" if r["pages"] is None else str(r["pages"])
+        line = f"{r['status']:8} {r['chunks']:>6} {r['tokens']:>8} {pages:>5}  {r['path']}"
+        print(line + (f"  ({r['reason']})" if r["reason"] else ""))
 
 
 def _say_waiting() -> None:
@@ -303,7 +324,8 @@ def _print_hits(result: Any, explain: bool) -> None:
     if result.reason:
         print(f"({result.reason})")
     for h in result.hits:
-        where = f"{h.shown_path}:{h.start_line}-{h.end_line}" + (f" › {shown(h.heading)}" if h.heading else "")
+        where = f"{h.shown_path}" + (f" › p. {h.page}" if h.page else f":{h.start_line}-{h.end_line}")
+        where += f" › {shown(h.heading)}" if h.heading else ""
         snippet = " ".join(h.text.split())[:160]
         print(f"{h.rank:>3}. {h.score:8.4g}  {where}\n       {snippet}")
         if h.fusion is not None:
@@ -384,7 +406,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
                     "tokens": prompt.tokens,
                     "estimator": prompt.estimator,
                     "excerpts": [
-                        {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank}
+                        {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank, "page": e.page}
                         for i, e in enumerate(prompt.excerpts, start=1)
                     ],
                     "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],

@@ -111,6 +111,10 @@ class SettingsDialog(QDialog):
         self.context.setChecked(settings.chunk.context)
         self.editor = QLineEdit(editor_command)
         self.editor.setPlaceholderText("e.g. code -g {path}:{line}   (empty: the system's default app)")
+        self.editor.setToolTip(
+            "{path}, {line} and {page} (a PDF's page; 1 for other notes) are filled in, e.g.\n"
+            "code -g {path}:{line}   or   okular --page {page} {path}"
+        )
         form.addRow("Note types", self.extensions)
         form.addRow("Ignore patterns", self.ignore)
         form.addRow("Skip files larger than", self.max_mb)

@@ -169,6 +169,8 @@ class ResultsModel(_TableModel):
             if col == self.COL_SOURCE:
                 marks = ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
                 heading = f" › {shown(hit.heading)}" if hit.heading else ""
+                if hit.page is not None:  # a PDF: cited by page
+                    return marks + hit.shown_path + f" › p. {hit.page}" + heading
                 return marks + hit.shown_path + heading + f" :{hit.start_line}"
             if col == self.COL_SNIPPET:
                 return " ".join(hit.text.split())[:300]

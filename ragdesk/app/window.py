@@ -60,6 +60,12 @@ RESULTS_K = 30
 WELCOME_QUERY = "how do I undo a commit"
 
 
+def _fill(arg: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        arg = arg.replace(key, value)
+    return arg
+
+
 def ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -723,7 +729,7 @@ class MainWindow(QMainWindow):
         )
         self.chunk_title.setText(
             f"<b>{html.escape(hit.shown_path)}</b>{' › ' + html.escape(shown(hit.heading)) if hit.heading else ''} "
-            f"· lines {hit.start_line}–{hit.end_line} · score {hit.score:.3f}{stale}"
+            f"· {hit.location} · score {hit.score:.3f}{stale}"
         )
         spans = self.results_model.highlights.get(hit.chunk_id, [])
         body = highlighted_html(hit.text, spans).replace("\n", "<br>")
@@ -883,20 +889,22 @@ class MainWindow(QMainWindow):
     def _on_result_activated(self, index: QModelIndex) -> None:
         self.open_current_note()
 
-    def _note_path(self) -> tuple[Path, int] | None:
+    def _note_path(self) -> tuple[Path, int, int] | None:
+        """The selected result's file, line and page (1 for notes that have no pages)."""
         hit = self.current_hit()
         if hit is None or self.folder is None:
             return None
-        return Path(self.folder) / hit.path, hit.start_line
+        return Path(self.folder) / hit.path, hit.start_line, hit.page or 1
 
     def open_current_note(self) -> None:
         target = self._note_path()
         if target is None:
             return
-        path, line = target
+        path, line, page = target
         command = self.settings.editor_command
-        if command:
-            args = [a.replace("{path}", str(path)).replace("{line}", str(line)) for a in shlex.split(command)]
+        if command:  # e.g. code -g {path}:{line}, or evince --page-index={page} {path} for PDFs
+            fill = {"{path}": str(path), "{line}": str(line), "{page}": str(page)}
+            args = [_fill(a, fill) for a in shlex.split(command)]
             if not args or not QProcess.startDetached(args[0], args[1:]):
                 self._show_error(f"Could not run the editor command: {command}")
             return

@@ -73,6 +73,7 @@ class Chunk:
     start: int  # character span in the note's text
     end: int
     text: str
+    page: int | None = None  # a PDF's page where the chunk starts (set when read from an index)
 
 
 class _Lines:

@@ -48,6 +48,7 @@ from .index import (
 from .loader import LoadOptions, NoteFile, Skipped, walk_notes
 from .orphans import worker_pool
 from .paths import shown
+from .pdf import PDF_SUFFIX, page_of
 from .tokenize import BatchResult, NoteRecord, intern_words, process_batch
 
 ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
@@ -123,11 +124,17 @@ class Hit:
     explain: list[TermRow]
     fusion: Fusion | None = None  # dense and hybrid modes: how the rank came about
     span: tuple[int, int] = (0, 0)  # character span in the note's text
+    page: int | None = None  # 1-based page of a PDF's chunk (where it starts); None for other notes
 
     @property
     def key(self) -> tuple[str, int, int]:
         """Which passage this is, across refreshes (chunk ids are only valid within one index)."""
         return (self.path, *self.span)
+
+    @property
+    def location(self) -> str:
+        """Where in the note, as a person cites it: a PDF's page, else the lines."""
+        return f"p. {self.page}" if self.page is not None else f"lines {self.start_line}–{self.end_line}"
 
     @property
     def shown_path(self) -> str:
@@ -141,6 +148,7 @@ class Hit:
             "path": self.shown_path,
             "chunk_id": self.chunk_id,
             "heading": shown(self.heading),
+            "page": self.page,
             "start_line": self.start_line,
             "end_line": self.end_line,
             "length": self.length,
@@ -375,15 +383,58 @@ class Library:
         note_idx = int(self.chunk_note[chunk_id])
         start, end = (int(x) for x in self.spans[chunk_id])
         first, last = (int(x) for x in self.lines[chunk_id])
+        path = self.note_paths[note_idx]
+        page = page_of(self.notes[note_idx].meta, start) if path.lower().endswith(PDF_SUFFIX) else None
         return Chunk(
-            path=self.note_paths[note_idx],
+            path=path,
             heading=self.headings[int(self.heading_ids[chunk_id])],
             start_line=first,
             end_line=last,
             start=start,
             end=end,
             text=self.note_text(note_idx)[start:end],
+            page=page,
         )
+
+    def report(self) -> list[dict[str, Any]]:
+        """Every file the folder's walk found, with its status: indexed (chunks, tokens, pages, when it
+        was read), decoded with a fallback (and why), or skipped (and why); in path order."""
+        fwd = self.forward()
+        ptr = np.asarray(fwd.row_ptr)
+        counts = np.asarray(fwd.counts, np.int64)
+        per_chunk = np.add.reduceat(counts, ptr[:-1]) if len(counts) else np.zeros(self.n_chunks, np.int64)
+        per_chunk[np.diff(ptr) == 0] = 0  # reduceat repeats the next value for an empty row
+        chunks_per_note = np.bincount(np.asarray(self.chunk_note), minlength=len(self.note_paths))
+        tokens_per_note = np.bincount(np.asarray(self.chunk_note), weights=per_chunk, minlength=len(self.note_paths))
+        caveats = {s.path: s for s in self.skipped}
+        rows: list[dict[str, Any]] = []
+        for i, path in enumerate(self.note_paths):
+            note = self.notes[i]
+            caveat = caveats.pop(path, None)
+            rows.append(
+                {
+                    "path": shown(path),
+                    "status": "decoded" if caveat is not None else "indexed",
+                    "reason": caveat.reason if caveat is not None else None,
+                    "chunks": int(chunks_per_note[i]),
+                    "tokens": int(tokens_per_note[i]),
+                    "pages": note.meta.get("pages"),
+                    "indexed_at": note.indexed_at or self.built_at,
+                }
+            )
+        for s in caveats.values():
+            rows.append(
+                {
+                    "path": shown(s.path),
+                    "status": "skipped",
+                    "reason": s.reason,
+                    "chunks": 0,
+                    "tokens": 0,
+                    "pages": None,
+                    "indexed_at": None,
+                }
+            )
+        return sorted(rows, key=lambda r: r["path"])
 
     def chunk_at(self, path: str, span: tuple[int, int]) -> int | None:
         """The chunk id of the passage `span` of note `path` in this index, if it still exists
@@ -589,6 +640,7 @@ class Library:
                     rows,
                     fusion,
                     (c.start, c.end),
+                    c.page,
                 )
             )
         took = (time.perf_counter() - t0) * 1000
@@ -827,7 +879,7 @@ class _LazyNotes(_Records):
         note = self._cache.get(i)
         if note is None:
             try:
-                note = NoteRecord(**json.loads(self._lines[i]))
+                note = NoteRecord(**json.loads(self._lines[i].decode("utf-8", "surrogatepass")))
             except (ValueError, TypeError) as exc:
                 raise store.IndexDamaged(f"damaged note record {i}: {exc}") from exc
             self._cache[i] = note

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pathspec
 
+from . import pdf
 from .analyzers import normalize
 
 try:  # compiled folder walk (ragdesk/core/_text.c); absent without a C compiler
@@ -26,7 +27,7 @@ try:  # compiled folder walk (ragdesk/core/_text.c); absent without a C compiler
 except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
     _text = None
 
-DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".rst", ".org")
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".rst", ".org", ".pdf")
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 IGNORE_FILE = ".ragdeskignore"
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
@@ -351,12 +352,14 @@ def parse_front_matter(text: str) -> tuple[dict[str, object], int]:
 
 
 def read_note(file: NoteFile) -> tuple[Note | None, Skipped | None]:
-    """Read and decode one note; a problem becomes a Skipped, never an exception."""
+    """Read and decode one note (a PDF: its text layer); a problem becomes a Skipped, never an exception."""
     try:
         with open(file.abspath, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         return None, Skipped(file.path, f"cannot be read: {exc.strerror or exc}", False, file.size, file.mtime_ns)
+    if file.path.lower().endswith(pdf.PDF_SUFFIX):
+        return _read_pdf(file, data)
     text, encoding, reason = decode(data)
     if text is None:
         return None, Skipped(file.path, reason or "cannot be decoded", False, file.size, file.mtime_ns)
@@ -376,6 +379,33 @@ def read_note(file: NoteFile) -> tuple[Note | None, Skipped | None]:
         sha1=hashlib.sha1(data).hexdigest(),
     )
     return note, (Skipped(file.path, reason, True, file.size, file.mtime_ns) if reason else None)
+
+
+def _read_pdf(file: NoteFile, data: bytes) -> tuple[Note | None, Skipped | None]:
+    """A PDF's text layer as a note (see core.pdf); why not, when it has none to give."""
+    try:
+        extracted = pdf.extract(data)
+    except (ValueError, pdf.ExtractionTimeout, pdf.PdfUnavailable) as exc:
+        return None, Skipped(file.path, str(exc), False, file.size, file.mtime_ns)
+    note = Note(
+        path=file.path,
+        text=normalize(extracted.text),
+        meta=extracted.meta,
+        encoding="pdf",
+        size=file.size,
+        mtime_ns=file.mtime_ns,
+        sha1=hashlib.sha1(data).hexdigest(),
+    )
+    caveat = None
+    if extracted.empty_pages:
+        caveat = Skipped(
+            file.path,
+            f"{extracted.empty_pages} of {extracted.pages} pages have no text (scanned? OCR is not built in)",
+            True,
+            file.size,
+            file.mtime_ns,
+        )
+    return note, caveat
 
 
 def load_notes(

@@ -60,13 +60,17 @@ class Excerpt:
     end_line: int
     text: str
     rank: int = 0
+    page: int | None = None  # a PDF's page: cited instead of lines
     known_findings: list[Finding] | None = field(default=None, repr=False, compare=False)  # found earlier
 
     @classmethod
     def of(cls, hit: Any, findings: list[Finding] | None = None) -> Excerpt:
         """A search hit as an excerpt, its source as a person reads it (see paths.shown); `findings`:
         what detect_injection found in it already (the window's search worker looks once)."""
-        return cls(shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank, findings)
+        page = getattr(hit, "page", None)
+        return cls(
+            shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank, page, findings
+        )
 
     @property
     def source(self) -> str:
@@ -76,7 +80,9 @@ class Excerpt:
 
     @property
     def _raw_source(self) -> str:
-        return self.path + (HEADING_SEP + self.heading if self.heading else "")
+        """path › heading, or for a PDF path › p. N › heading."""
+        page = f"{HEADING_SEP}p. {self.page}" if self.page is not None else ""
+        return self.path + page + (HEADING_SEP + self.heading if self.heading else "")
 
     @property
     def findings(self) -> list[Finding]:
@@ -105,7 +111,8 @@ class Prompt:
 
 def format_excerpt(number: int, excerpt: Excerpt) -> str:
     lines = excerpt.text.strip("\n").split("\n")
-    header = f"[{number}] ({excerpt.source}, lines {excerpt.start_line}–{excerpt.end_line})"
+    where = "" if excerpt.page is not None else f", lines {excerpt.start_line}–{excerpt.end_line}"  # a PDF: its page
+    header = f"[{number}] ({excerpt.source}{where})"
     return header + "\n" + "\n".join(("> " + line).rstrip() for line in lines)
 
 

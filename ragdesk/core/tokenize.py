@@ -7,6 +7,7 @@ worker processes never share state and the parent merges vocabularies in batch o
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +39,7 @@ class NoteRecord:
     body_start: int
     meta: dict[str, object]
     n_chunks: int = 0
+    indexed_at: float = 0.0  # when it was read (time.time()); reused notes keep theirs
 
 
 @dataclass
@@ -68,6 +70,7 @@ class _Vocab(dict):  # type: ignore[type-arg]
 def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
     """Read, decode, chunk and count the words of `files`; problems become `skipped` entries."""
     out = BatchResult()
+    now = time.time()
     spans: list[tuple[int, int]] = []
     lines: list[tuple[int, int]] = []
     # What each chunk's words are read from: its context (title and heading trail), then its text.
@@ -89,7 +92,9 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
         if note is None:
             continue
         out.notes.append(
-            NoteRecord(f.path, f.size, f.mtime_ns, note.sha1, note.encoding, note.body_start, note.meta, len(chunks))
+            NoteRecord(
+                f.path, f.size, f.mtime_ns, note.sha1, note.encoding, note.body_start, note.meta, len(chunks), now
+            )
         )
         out.texts.append(note.text.encode("utf-8"))
         title = note_title(note.meta, note.path) if options.indexes_context else ""

@@ -108,3 +108,32 @@ def test_rank_lookup_failure_is_shown(window: MainWindow, monkeypatch, qtbot) ->
     assert window.ranks_label.text() == (
         "Rank under each analyzer — not available: index file docs.npy fails its checksum"
     )
+
+
+def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from ..core.pdfs import render_pdf, unicode_font
+
+    if unicode_font() is None:
+        pytest.skip("no DejaVuSans.ttf to render a test PDF")
+    folder = tmp_path / "pdfs"
+    words = "river stone cloud field harbour lantern meadow orchard valley bridge".split()
+    body = "\n".join(f"This paragraph talks about the {a} and the {b}." for a in words for b in words)
+    pages = render_pdf(body + "\nThe zanzibar clause is on the last page.", folder / "report.pdf", header="Report")
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    qtbot.waitUntil(lambda: not w.engine.building, timeout=20000)
+    result = search(qtbot, w, "zanzibar clause")
+    assert result.hits[0].page == pages
+    assert w.results_model.index(0, ResultsModel.COL_SOURCE).data() == f"report.pdf › p. {pages}"
+    assert f"· p. {pages} · score" in w.chunk_title.text()
+    assert f"[1] (report.pdf › p. {pages})" in w.prompt_preview.toPlainText()
+    started: list[list[str]] = []
+    monkeypatch.setattr(
+        "ragdesk.app.window.QProcess.startDetached", lambda program, args: started.append([program, *args]) or True
+    )
+    w.settings.set("editor/command", "okular --page {page} {path}")
+    w.open_current_note()
+    assert started == [["okular", "--page", str(pages), str(folder.resolve() / "report.pdf")]]

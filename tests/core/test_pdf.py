@@ -1,0 +1,139 @@
+"""PDFs in the notes folder: indexed from their text layer, cited by page, never failing silently."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragdesk.cli import main
+from ragdesk.core import loader, pdf
+from ragdesk.core.analyzers import AnalyzerConfig
+from ragdesk.core.library import build_index
+from ragdesk.core.prompt import Excerpt, build_prompt
+
+from ..conftest import write_notes
+from .pdfs import render_pdf, unicode_font
+
+needs_font = pytest.mark.skipif(unicode_font() is None, reason="no DejaVuSans.ttf to render test PDFs")
+
+
+@pytest.fixture(scope="module")
+def samples_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dict]]:
+    shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "pdf-samples"
+    if not shared.is_dir():
+        pytest.skip("../shared/data is not available")
+    index = tmp_path_factory.mktemp("pdf") / "idx"
+    assert main(["index", str(shared), "--index-dir", str(index), "--report", "--json"]) == 0
+    return shared, index, json.loads((shared / "files.json").read_text())["data"]
+
+
+def test_every_sample_pdf_is_indexed_with_its_pages_or_skipped_with_a_reason(
+    samples_index: tuple[Path, Path, list[dict]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared, index, files = samples_index
+    assert main(["index", str(shared), "--index-dir", str(index), "--report", "--json"]) == 0
+    report = {r["path"]: r for r in json.loads(capsys.readouterr().out)["report"]}
+    present = [f for f in files if (shared / f["path"]).is_file()]
+    assert len(present) == 31
+    indexed = skipped = 0
+    for f in present:
+        row = report[f["path"]]
+        if row["status"] == "indexed":
+            indexed += 1
+            assert row["pages"] == f["pages"] and row["chunks"] >= 1 and row["tokens"] >= 1, row
+        else:
+            skipped += 1
+            assert row["status"] == "skipped" and row["reason"], row
+    assert indexed >= 20
+    assert report["005-libreoffice-writer-password/libreoffice-writer-password.pdf"]["reason"].startswith("encrypted")
+    assert report["019-grayscale-image/grayscale-image.pdf"]["reason"] == pdf.NO_TEXT
+    assert report["009-pdflatex-geotopo/GeoTopo-komprimiert.pdf"]["pages"] == 117
+
+
+def test_hits_in_pdfs_carry_their_page_and_outline_heading(
+    samples_index: tuple[Path, Path, list[dict]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared, index, _ = samples_index
+    assert main(["search", str(shared), "Homotopie von Wegen", "--index-dir", str(index), "--json", "-k", "3"]) == 0
+    top = json.loads(capsys.readouterr().out)["hits"][0]
+    assert top["path"] == "009-pdflatex-geotopo/GeoTopo-komprimiert.pdf"
+    assert top["heading"].endswith("3.1 Homotopie von Wegen") and 40 <= top["page"] <= 60
+    assert main(["prompt", str(shared), "Homotopie von Wegen", "--index-dir", str(index), "--json", "-k", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["excerpts"][0]["page"] == top["page"]
+    assert f"[1] ({top['path']} › p. {top['page']} › " in data["prompt"]
+    assert ", lines " not in data["prompt"].split("[1]")[1].split("\n")[0]  # a PDF is cited by page
+
+
+def test_cleanup_joins_hyphens_folds_ligatures_and_drops_running_lines() -> None:
+    assert pdf.clean_page_text("the informa-\ntion ﬁeld is e\ufb00ective") == "the information field is effective"
+    topics = ["rivers", "mountains", "deserts", "forests", "coasts"]
+    pages = [f"Annual Report 2024\nOn {t}.\nWhat we saw of {t} this year.\n{i}" for i, t in enumerate(topics, 1)]
+    kept, removed = pdf._drop_running_lines(pages)
+    assert removed == 10  # the running header and the page number of each page
+    assert kept[2] == "On deserts.\nWhat we saw of deserts this year."
+
+
+@needs_font
+def test_rendered_notes_are_found_by_page(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    words = "river stone cloud field harbour lantern meadow orchard valley bridge".split()
+    body = "\n".join(f"This paragraph talks about the {a} and the {b}." for a in words for b in words)
+    pages = render_pdf(body + "\nThe zanzibar clause is on the last page.", folder / "report.pdf", header="Report")
+    write_notes(folder, {"note.md": "# Note\n\nnothing about that clause here\n"})
+    lib, built = build_index(folder, tmp_path / "idx", workers=1)
+    assert not built.skipped and pages >= 3
+    (hit,) = lib.search("zanzibar", AnalyzerConfig(), k=1).hits
+    assert hit.path == "report.pdf" and hit.page == pages and hit.location == f"p. {pages}"
+    assert "Report" not in hit.text and "Page " not in hit.text  # running header and page numbers left out
+    excerpt = Excerpt.of(hit)
+    assert build_prompt("q", [excerpt]).text.count(f"[1] (report.pdf › p. {pages})") == 1
+
+
+@needs_font
+def test_refresh_never_rereads_an_unchanged_pdf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "notes"
+    render_pdf("alpha beta gamma\n" * 20, folder / "a.pdf")
+    render_pdf("delta epsilon\n" * 20, folder / "b.pdf")
+    write_notes(folder, {"n.md": "a note"})
+    build_index(folder, tmp_path / "idx", workers=1)
+    read: list[int] = []
+    real = pdf.extract
+    monkeypatch.setattr(pdf, "extract", lambda data, *a, **kw: read.append(len(data)) or real(data, *a, **kw))
+    (folder / "n.md").write_text("an edited note", encoding="utf-8")
+    lib, report = build_index(folder, tmp_path / "idx", workers=1)
+    assert read == [] and report.changed == 1
+    render_pdf("delta epsilon zeta\n" * 20, folder / "b.pdf")
+    lib, report = build_index(folder, tmp_path / "idx", workers=1)
+    assert len(read) == 1 and report.changed == 1  # the changed PDF alone
+    assert lib.search("zeta", AnalyzerConfig(), k=1).hits[0].path == "b.pdf"
+
+
+def test_a_pdf_that_takes_too_long_is_reported_and_the_build_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_data: Path
+) -> None:
+    folder = write_notes(tmp_path / "notes", {"n.md": "a note about apples"})
+    shutil.copy(shared_data / "pdf-samples" / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf", folder / "big.pdf")
+    monkeypatch.setattr(pdf, "EXTRACT_TIMEOUT_S", 0.05)
+    lib, report = build_index(folder, tmp_path / "idx", workers=1)
+    assert lib.note_paths == ["n.md"]
+    (skip,) = report.skipped
+    assert (skip.path, skip.reason) == ("big.pdf", "reading took longer than 0.05 s")
+
+
+def test_damaged_and_empty_pdfs_are_reported(tmp_path: Path) -> None:
+    folder = write_notes(
+        tmp_path / "notes",
+        {"broken.pdf": b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer\n%%EOF", "ok.md": "fine"},
+    )
+    lib, report = build_index(folder, tmp_path / "idx", workers=1)
+    assert lib.note_paths == ["ok.md"]
+    (skip,) = report.skipped
+    assert skip.path == "broken.pdf" and skip.reason.startswith("damaged PDF: ")
+
+
+def test_pdfs_are_note_types_by_default() -> None:
+    assert ".pdf" in loader.DEFAULT_EXTENSIONS
