@@ -190,7 +190,8 @@ def _time_limit(seconds: float) -> Iterator[None]:
         raise ExtractionTimeout(f"reading took longer than {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # and again every 0.1 s until the extraction ends: a reader's bare `except:` may swallow one
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
     try:
         yield
     finally:

@@ -22,7 +22,11 @@ def unicode_font() -> Path | None:
 
 def render_pdf(text: str, out: Path, header: str = "Collected notes", title: str | None = None) -> int:
     """Write `text` (Markdown is printed as it is) to `out` as a PDF; returns its page count."""
+    import logging
+
     from fpdf import FPDF
+
+    logging.getLogger("fpdf").setLevel(logging.ERROR)  # glyphs DejaVu lacks (emoji, CJK) are left out, quietly
 
     font = unicode_font()
     if font is None:
