@@ -40,7 +40,9 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
         help="do not index each chunk with its note's title and heading trail (markdown chunker)",
     )
     p.add_argument(
-        "--extensions", default=None, help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org,.pdf)"
+        "--extensions",
+        default=None,
+        help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org,.pdf)",
     )
     p.add_argument("--max-mb", type=float, default=10.0, help="skip files larger than this (default: 10)")
     p.add_argument(
