@@ -124,6 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--order", choices=("rank", "ends"), default="rank", help="rank order, or best first and last (default: rank)"
     )
+    p.add_argument(
+        "--format",
+        choices=("markdown", "xml"),
+        default="markdown",
+        help='excerpts as quoted Markdown, or as <excerpt n="1" source="..." lines="..."> elements (default: markdown)',
+    )
+    p.add_argument(
+        "--allow-secrets",
+        action="store_true",
+        help="print secrets found in the excerpts (keys, tokens, passwords) as they are, instead of redacted",
+    )
     _add_index_options(p)
     _add_query_options(p)
     p.add_argument("--json", action="store_true")
@@ -399,12 +410,18 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     lib = _library(args, refresh=not args.no_refresh)
     result = lib.search(args.question, _analyzer(args), args.k1, args.b, args.k * 3, False, args.mode, _embedder(args))
     excerpts = [Excerpt.of(h) for h in result.hits]
-    prompt = build_prompt(args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order)
+    prompt = build_prompt(
+        args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order, fmt=args.format
+    )
+    text = prompt.for_copy(args.allow_secrets)
     if args.json:
         print(
             json.dumps(
                 {
-                    "prompt": prompt.text,
+                    "prompt": text,
+                    "format": prompt.format,
+                    "secrets": prompt.secrets_json(),
+                    "secrets_redacted": bool(prompt.secrets) and not args.allow_secrets,
                     "tokens": prompt.tokens,
                     "estimator": prompt.estimator,
                     "excerpts": [
@@ -419,8 +436,12 @@ def cmd_prompt(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    sys.stdout.write(prompt.text)
+    sys.stdout.write(text)
     note = f"[{prompt.summary()} ({prompt.estimator})"
+    if prompt.secrets:
+        where = ", ".join(f"[{n}] line {s.line}: {s.kind}" for n, s in prompt.secrets)
+        verb = "left in (--allow-secrets)" if args.allow_secrets else "redacted (--allow-secrets keeps them)"
+        note += f"; {len(prompt.secrets)} secret(s) {verb}: {where}"
     if prompt.dropped_for_budget:
         dropped = len(prompt.dropped_for_budget)
         note += f"; {dropped} matching excerpt(s) left out to stay within {args.budget_tokens} tokens"

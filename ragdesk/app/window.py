@@ -10,10 +10,20 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QModelIndex, QObject, QProcess, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QColor,
+    QDesktopServices,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -33,6 +43,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
+    QTextEdit,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -45,7 +56,8 @@ from ..core.dense import MODES, dense_available, embedder_name
 from ..core.explain import TermRow, explanation_text
 from ..core.library import Hit, IndexSettings, Library
 from ..core.paths import shown
-from ..core.prompt import ORDERS, Excerpt, Prompt, build_prompt
+from ..core.prompt import FORMATS, ORDERS, Excerpt, Prompt, build_prompt
+from ..core.secrets import REDACTION_MARK, find_secrets
 from .delegates import ContributionBarDelegate, HtmlDelegate, ShareBarDelegate, swatch
 from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog, SkippedDialog
 from .evaluate import EvaluateDialog
@@ -295,6 +307,11 @@ class MainWindow(QMainWindow):
         self.order_combo.setObjectName("orderCombo")
         self.order_combo.addItem("rank order", "rank")
         self.order_combo.addItem("best first and last", "ends")
+        self.format_combo = QComboBox(self)
+        self.format_combo.setObjectName("promptFormatCombo")
+        self.format_combo.addItem("Markdown", "markdown")
+        self.format_combo.addItem("XML tags", "xml")
+        self.format_combo.setToolTip('Excerpts quoted with "> ", or as <excerpt n="1" source="…"> elements')
         instructions = QPushButton("Instructions…", self)
         instructions.setObjectName("instructionsButton")
         instructions.clicked.connect(self.edit_instructions)
@@ -303,6 +320,7 @@ class MainWindow(QMainWindow):
         controls.addWidget(self.budget_radio)
         controls.addWidget(self.budget_spin)
         controls.addWidget(self.order_combo)
+        controls.addWidget(self.format_combo)
         controls.addStretch(1)
         controls.addWidget(instructions)
         self.prompt_preview = QPlainTextEdit(self)
@@ -315,8 +333,16 @@ class MainWindow(QMainWindow):
         self.copy_prompt_button.setObjectName("copyPromptButton")
         self.copy_prompt_button.setToolTip("Copy exactly the text above (Ctrl+Shift+C)")
         self.copy_prompt_button.clicked.connect(self.copy_prompt)
+        self.allow_secrets_check = QCheckBox("Include secrets in this copy", self)
+        self.allow_secrets_check.setObjectName("allowSecretsCheck")
+        self.allow_secrets_check.setToolTip(
+            "Keys, tokens and passwords found in the excerpts are redacted in the prompt. Tick to copy them\n"
+            "as they are, this once (it unticks itself after the copy)."
+        )
+        self.allow_secrets_check.hide()
         bottom = QHBoxLayout()
         bottom.addWidget(self.prompt_info, 1)
+        bottom.addWidget(self.allow_secrets_check)
         bottom.addWidget(self.copy_prompt_button)
         pv.addWidget(QLabel("<b>Prompt preview</b> — exactly what Copy puts on the clipboard", self))
         pv.addLayout(controls)
@@ -367,6 +393,8 @@ class MainWindow(QMainWindow):
         self.k_spin.valueChanged.connect(self._update_prompt)
         self.budget_spin.valueChanged.connect(self._update_prompt)
         self.order_combo.currentIndexChanged.connect(self._update_prompt)
+        self.format_combo.currentIndexChanged.connect(self._update_prompt)
+        self.allow_secrets_check.toggled.connect(self._update_prompt)
 
     def _param_spin(self, bar: QToolBar, label: str, name: str, top: float, step: float, tip: str) -> QDoubleSpinBox:
         bar.addWidget(QLabel(f"  {label} "))
@@ -427,6 +455,7 @@ class MainWindow(QMainWindow):
         self.budget_spin.setValue(s.get("prompt/budget", 500, int))
         (self.budget_radio if s.get("prompt/mode", "k") == "budget" else self.topk_radio).setChecked(True)
         self.order_combo.setCurrentIndex(max(0, self.order_combo.findData(s.get("prompt/order", "rank"))))
+        self.format_combo.setCurrentIndex(max(0, self.format_combo.findData(s.get("prompt/format", "markdown"))))
         geometry = s.get("window/geometry", None, QByteArray)
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1280, 800)
@@ -453,6 +482,7 @@ class MainWindow(QMainWindow):
         s.set("prompt/budget", self.budget_spin.value())
         s.set("prompt/mode", "budget" if self.budget_radio.isChecked() else "k")
         s.set("prompt/order", self.order_combo.currentData())
+        s.set("prompt/format", self.format_combo.currentData())
         s.set("window/geometry", self.saveGeometry())
         s.set("window/main_splitter", self.main_splitter.saveState())
         s.set("window/right_splitter", self.right_splitter.saveState())
@@ -853,23 +883,54 @@ class MainWindow(QMainWindow):
             k=None if budget else self.k_spin.value(),
             budget_tokens=self.budget_spin.value() if budget else None,
             order=self.order_combo.currentData() or ORDERS[0],
+            fmt=self.format_combo.currentData() or FORMATS[0],
         )
+        allow = self.allow_secrets_check.isChecked()
         scroll = self.prompt_preview.verticalScrollBar().value()
-        self.prompt_preview.setPlainText(self.prompt.text)
+        self.prompt_preview.setPlainText(self.prompt.for_copy(allow))
         self.prompt_preview.verticalScrollBar().setValue(scroll)
+        self._mark_secrets(allow)
         info = f"{self.prompt.summary()} ({self.prompt.estimator})"
         if self.prompt.dropped_for_budget:
             info += f" · {len(self.prompt.dropped_for_budget)} excerpt(s) left out to fit the budget"
         for n, findings in self.prompt.flagged:
             info += f" · ⚠ [{n}] has instruction-like text ({findings[0].reason}); it is quoted as data"
+        if self.prompt.secrets:
+            where = ", ".join(f"[{n}] line {sec.line}: {sec.kind}" for n, sec in self.prompt.secrets)
+            state = "included in this copy" if allow else "redacted"
+            info += f" · 🔒 {len(self.prompt.secrets)} secret(s) {state} ({where})"
+        self.allow_secrets_check.setVisible(bool(self.prompt.secrets))
         self.prompt_info.setText(info)
 
-    def copy_prompt(self) -> None:
+    def _mark_secrets(self, allowed: bool) -> None:
+        """Highlight in the preview what was redacted (or, when allowed, the secrets themselves)."""
         text = self.prompt_preview.toPlainText()
+        spans = (
+            [(sec.start, sec.end) for sec in find_secrets(text)]
+            if allowed
+            else [m.span() for m in REDACTION_MARK.finditer(text)]
+        )
+        marks = []
+        for start, end in spans:
+            sel = QTextEdit.ExtraSelection()
+            sel.format.setBackground(QColor("#ffb3b3" if allowed else "#ffe8a3"))
+            cursor = self.prompt_preview.textCursor()
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cursor
+            marks.append(sel)
+        self.prompt_preview.setExtraSelections(marks)
+
+    def copy_prompt(self) -> None:
+        text = self.prompt_preview.toPlainText()  # the preview is what is copied: secrets redacted unless allowed
         QGuiApplication.clipboard().setText(text)
         summary = self.prompt.summary() if self.prompt else ""
+        if self.prompt is not None and self.prompt.secrets:
+            allowed = self.allow_secrets_check.isChecked()
+            summary += f", {len(self.prompt.secrets)} secret(s) {'included' if allowed else 'redacted'}"
         self.statusBar().showMessage(f"Copied prompt: {summary}", 5000)
         self.prompt_copied.emit(text)
+        self.allow_secrets_check.setChecked(False)  # allowed for that copy only
 
     def copy_explanation(self) -> None:
         hit = self.current_hit()

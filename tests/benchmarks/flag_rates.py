@@ -1,9 +1,10 @@
-"""How often ordinary notes are flagged as instruction-like: every chunk of every note under ../shared/data.
+"""How often ordinary notes are flagged: as instruction-like text, and as holding a secret, over
+every chunk of every note under ../shared/data (none of which holds a real secret).
 
-    python tests/benchmarks/injection_flag_rate.py [FOLDER] [--show 20]
+    python tests/benchmarks/flag_rates.py [FOLDER] [--show 20]
 
-Prints the share of chunks (and sources) flagged per corpus, and the first flagged passages so a
-person can judge whether each is a false positive.
+Prints the share of chunks flagged per corpus for each detector, and the first flagged passages so
+a person can judge whether each is a false positive.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from ragdesk.core.chunking import ChunkOptions, chunk_note
 from ragdesk.core.loader import LoadOptions, read_note, walk_notes
 from ragdesk.core.prompt import Excerpt
+from ragdesk.core.secrets import find_secrets
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -31,7 +33,9 @@ def main() -> int:
     files, _ = walk_notes(root, LoadOptions(extensions=(".md", ".texy", ".txt", ".rst", ".org")))
     chunks: Counter[str] = Counter()
     flagged: Counter[str] = Counter()
+    secret: Counter[str] = Counter()
     examples: list[str] = []
+    secret_examples: list[str] = []
     for f in files:
         corpus = f.path.split("/", 1)[0]
         note, _ = read_note(f)
@@ -44,13 +48,24 @@ def main() -> int:
                 flagged[corpus] += 1
                 if len(examples) < args.show:
                     examples.append(f"{c.path}:{c.start_line}: {findings[0].reason}: “{findings[0].text[:80]}”")
-    print("| corpus | chunks | flagged | rate |\n|---|---:|---:|---:|")
+            secrets = find_secrets(c.text)
+            if secrets:
+                secret[corpus] += 1
+                if len(secret_examples) < args.show:
+                    s0 = secrets[0]
+                    secret_examples.append(f"{c.path}:{c.start_line}: {s0.kind}: “{c.text[s0.start : s0.end][:80]}”")
+    print("| corpus | chunks | instruction-like | rate | secrets | rate |\n|---|---:|---:|---:|---:|---:|")
     for corpus in sorted(chunks):
-        print(f"| {corpus} | {chunks[corpus]} | {flagged[corpus]} | {flagged[corpus] / chunks[corpus]:.4%} |")
-    total, hits = sum(chunks.values()), sum(flagged.values())
-    print(f"| **all** | {total} | {hits} | {hits / max(total, 1):.4%} |")
+        n, f, x = chunks[corpus], flagged[corpus], secret[corpus]
+        print(f"| {corpus} | {n} | {f} | {f / n:.4%} | {x} | {x / n:.4%} |")
+    total, hits, secrets_total = sum(chunks.values()), sum(flagged.values()), sum(secret.values())
+    rate, secret_rate = hits / max(total, 1), secrets_total / max(total, 1)
+    print(f"| **all** | {total} | {hits} | {rate:.4%} | {secrets_total} | {secret_rate:.4%} |")
     print(f"\n{len(files)} files in {time.perf_counter() - t0:.0f} s; first flagged passages:", file=sys.stderr)
     for line in examples:
+        print("  " + line, file=sys.stderr)
+    print("first secrets found:", file=sys.stderr)
+    for line in secret_examples:
         print("  " + line, file=sys.stderr)
     return 0
 

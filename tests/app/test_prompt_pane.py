@@ -1,0 +1,45 @@
+"""The prompt pane: secrets redacted in what is copied unless allowed for one copy; XML format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from ragdesk.app.window import MainWindow
+
+from ..conftest import write_notes
+from .conftest import search
+
+
+def test_secret_is_redacted_on_the_clipboard_unless_allowed_once(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    folder = write_notes(tmp_path / "n", {"deploy.md": "# Deploy\n\nTo deploy, use the key AKIAIOSFODNN7EXAMPLE.\n"})
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    search(qtbot, w, "deploy key")
+    assert w.allow_secrets_check.isVisible() and not w.allow_secrets_check.isChecked()
+    assert "1 secret(s) redacted ([1] line 3: AWS access key)" in w.prompt_info.text()
+    marks = w.prompt_preview.extraSelections()
+    assert [m.cursor.selectedText() for m in marks] == ["[REDACTED AWS access key]"]
+    with qtbot.waitSignal(w.prompt_copied) as copied:
+        qtbot.mouseClick(w.copy_prompt_button, Qt.MouseButton.LeftButton)
+    clip = QGuiApplication.clipboard().text()
+    assert copied.args[0] == clip and "AKIAIOSFODNN7EXAMPLE" not in clip
+    assert "> To deploy, use the key [REDACTED AWS access key]." in clip
+    assert w.statusBar().currentMessage().endswith(", 1 secret(s) redacted")
+    w.allow_secrets_check.setChecked(True)  # this copy only
+    assert "AKIAIOSFODNN7EXAMPLE" in w.prompt_preview.toPlainText()
+    with qtbot.waitSignal(w.prompt_copied):
+        qtbot.mouseClick(w.copy_prompt_button, Qt.MouseButton.LeftButton)
+    assert "AKIAIOSFODNN7EXAMPLE" in QGuiApplication.clipboard().text()
+    assert not w.allow_secrets_check.isChecked() and "AKIAIOSFODNN7EXAMPLE" not in w.prompt_preview.toPlainText()
+
+
+def test_xml_format_in_the_preview(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    window.format_combo.setCurrentIndex(window.format_combo.findData("xml"))
+    text = window.prompt_preview.toPlainText()
+    assert '<excerpt n="1" source="git.md › Git › Rebase" lines="1-5">' in text and "</excerpts>" in text
+    assert window.prompt is not None and window.prompt.format == "xml"

@@ -1,0 +1,106 @@
+"""Secrets in excerpts: found, listed without their value, redacted unless allowed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragdesk.cli import main
+from ragdesk.core.prompt import Excerpt, build_prompt
+from ragdesk.core.secrets import find_secrets, redact
+
+from ..conftest import write_notes
+
+KEY_BLOCK = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "secret"),
+    [
+        (f"my key:\n{KEY_BLOCK}\nend", "private key", KEY_BLOCK),
+        ("aws AKIAIOSFODNN7EXAMPLE here", "AWS access key", "AKIAIOSFODNN7EXAMPLE"),
+        ("token ghp_" + "a1" * 18 + " ok", "GitHub token", "ghp_" + "a1" * 18),
+        ("glpat-abcdefghij0123456789 ok", "GitLab token", "glpat-abcdefghij0123456789"),
+        ("xoxb-1234567890-abcdefghij ok", "Slack token", "xoxb-1234567890-abcdefghij"),
+        ("Authorization: Bearer abcdef0123456789abcdef", "bearer token", "abcdef0123456789abcdef"),
+        (
+            "DATABASE_URL=postgres://admin:hunter2pass@db.example.com/app",
+            "connection string with a password",
+            "hunter2pass",
+        ),
+        ("password: S3cr3t!value", "password or secret", "S3cr3t!value"),
+        ('"client_secret": "9f8e7d6c5b4a3f2e"', "password or secret", "9f8e7d6c5b4a3f2e"),
+        ("heslo = tajneHeslo123", "password or secret", "tajneHeslo123"),
+        ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "Stripe key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ],
+)
+def test_secret_kinds_found(text: str, kind: str, secret: str) -> None:
+    (found,) = find_secrets(text)
+    assert found.kind == kind and text[found.start : found.end] == secret
+    assert secret not in redact(text) and f"[REDACTED {kind}]" in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The password field must be at least 12 characters long.",
+        'password = "<your password>"',
+        "password: changeme",
+        "api_key=${API_KEY}",
+        "secret = os.environ['SECRET_KEY']",
+        "commit 3f2a9c1d4e5b6a7f8e9d0c1b2a3f4e5d6c7b8a9f fixed it",
+        "Set the token in Settings › Tokens; the bearer token is never logged.",
+        "https://user@example.com/path and ssh://git@github.com:repo.git",
+    ],
+)
+def test_ordinary_text_is_not_a_secret(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_prompt_lists_secrets_and_redacts_what_is_copied() -> None:
+    ex = [
+        Excerpt("deploy.md", "Deploy", 10, 14, "Run it.\naws key AKIAIOSFODNN7EXAMPLE\npassword: hunter2hunter2"),
+        Excerpt("plain.md", "", 1, 1, "nothing to see"),
+    ]
+    p = build_prompt("how?", ex)
+    assert [(n, s.kind, s.line) for n, s in p.secrets] == [(1, "AWS access key", 2), (1, "password or secret", 3)]
+    assert p.secrets_json() == [
+        {"n": 1, "kind": "AWS access key", "line": 2},
+        {"n": 1, "kind": "password or secret", "line": 3},
+    ]
+    assert "AKIAIOSFODNN7EXAMPLE" in p.text and "AKIAIOSFODNN7EXAMPLE" not in p.for_copy()
+    assert "> aws key [REDACTED AWS access key]\n> password: [REDACTED password or secret]" in p.for_copy()
+    assert p.for_copy(allow_secrets=True) == p.text
+    assert build_prompt("q", ex[1:]).for_copy() == build_prompt("q", ex[1:]).text
+
+
+def test_xml_format() -> None:
+    ex = [Excerpt("a & b.md", 'He said "hi"', 3, 5, "if x < 3 && y > 2:\n    pass", rank=1)]
+    p = build_prompt("why?", ex, fmt="xml")
+    assert (
+        '<excerpts>\n\n<excerpt n="1" source="a &amp; b.md › He said &quot;hi&quot;" lines="3-5">\n'
+        "if x &lt; 3 &amp;&amp; y &gt; 2:\n    pass\n</excerpt>\n\n</excerpts>\n\nQuestion: why?\n"
+    ) in p.text
+    assert p.format == "xml" and p.tokens > 0
+    with pytest.raises(ValueError, match="unknown prompt format"):
+        build_prompt("q", ex, fmt="html")
+
+
+def test_cli_prompt_redacts_unless_allowed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = write_notes(tmp_path / "notes", {"deploy.md": "# Deploy\n\nTo deploy:\n\naws key AKIAIOSFODNN7EXAMPLE\n"})
+    args = ["prompt", str(folder), "how to deploy", "--index-dir", str(tmp_path / "idx")]
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["secrets"] == [{"n": 1, "kind": "AWS access key", "line": 5}] and data["secrets_redacted"] is True
+    assert "AKIAIOSFODNN7EXAMPLE" not in data["prompt"] and "[REDACTED AWS access key]" in data["prompt"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert "AKIAIOSFODNN7EXAMPLE" not in out.out
+    assert "1 secret(s) redacted (--allow-secrets keeps them): [1] line 5: AWS access key" in out.err
+    assert main([*args, "--allow-secrets", "--format", "xml"]) == 0
+    out = capsys.readouterr().out
+    assert "AKIAIOSFODNN7EXAMPLE" in out and '<excerpt n="1" source="deploy.md › Deploy" lines="1-5">' in out
