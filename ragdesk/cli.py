@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_index_options(p)
     _add_query_options(p)
     p.add_argument("--explain", action="store_true", help="show each query term's BM25 contribution")
+    p.add_argument(
+        "--why-not",
+        metavar="PATH",
+        help="explain where the note PATH (relative to FOLDER) ranks for the query, and why not higher",
+    )
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("prompt", help="print a prompt with the best excerpts for a question")
@@ -364,10 +369,16 @@ def cmd_search(args: argparse.Namespace) -> int:
         result = lib.search(
             args.query, analyzer, args.k1, args.b, args.k, args.explain or args.json, args.mode, embedder
         )
+        why = _why_not(lib, args, analyzer, embedder) if args.why_not else None
         if args.json:
-            print(json.dumps(result.to_json(with_explain=True), ensure_ascii=False, indent=2))
+            data = result.to_json(with_explain=True)
+            if why is not None:
+                data["why_not"] = why.to_json()
+            print(json.dumps(data, ensure_ascii=False, indent=2))
         else:
             _print_hits(result, args.explain)
+            if why is not None:
+                _print_why_not(why)
         return 0
     try:
         lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
@@ -398,6 +409,38 @@ def cmd_search(args: argparse.Namespace) -> int:
     if failed:
         raise CliError(f"{failed} of {total} queries failed (see their error lines)")
     return 0
+
+
+def _why_not(lib: Any, args: argparse.Namespace, analyzer: Any, embedder: Any) -> Any:
+    from .core.whynot import NotIndexed, why_not
+
+    path = args.why_not
+    folder = Path(args.folder).resolve()
+    if Path(path).is_absolute() or Path(path).exists():  # a path as typed in a shell: make it relative
+        try:
+            path = Path(path).resolve().relative_to(folder).as_posix()
+        except ValueError:
+            raise CliError(f"--why-not {args.why_not}: not inside {folder}") from None
+    try:
+        return why_not(lib, args.query, path, analyzer, args.k1, args.b, args.k, args.mode, embedder)
+    except NotIndexed as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _print_why_not(why: Any) -> None:
+    rank = f"ranks {why.rank}" if why.rank else "does not rank (no query term in it)"
+    print(f"\nWhy not {shown(why.path)}? Its best chunk (#{why.chunk_id}) {rank}; BM25 score {why.score:.3f}, ", end="")
+    print(f"{'within' if why.gap_to_k <= 0 else f'{why.gap_to_k:.3f} below'} the top {why.k}")
+    top = {r.label: r for r in why.top_terms}
+    print(f"  {'term':24} {'n_t':>6} {'idf':>7} {'f':>4} {'contribution':>12} {'top hit':>8}")
+    for r in why.terms:
+        other = top.get(r.label)
+        print(
+            f"  {r.label[:24]:24} {r.n_t:>6} {r.idf:>7.3f} {r.f:>4} {r.contribution:>12.3f} "
+            f"{(other.contribution if other else 0.0):>8.3f}"
+        )
+    if why.missing_terms:
+        print("  missing: " + ", ".join(why.missing_terms))
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:

@@ -436,12 +436,16 @@ class Library:
             )
         return sorted(rows, key=lambda r: r["path"])
 
+    def note_index(self, path: str) -> int | None:
+        """The index of the note at relative `path` (None when it is not in the index)."""
+        if self._path_index is None:
+            self._path_index = {p: i for i, p in enumerate(self.note_paths)}
+        return self._path_index.get(path)
+
     def chunk_at(self, path: str, span: tuple[int, int]) -> int | None:
         """The chunk id of the passage `span` of note `path` in this index, if it still exists
         (how a pinned or unticked result follows its passage across a refresh)."""
-        if self._path_index is None:
-            self._path_index = {p: i for i, p in enumerate(self.note_paths)}
-        note = self._path_index.get(path)
+        note = self.note_index(path)
         if note is None:
             return None
         for c in self.chunks_of_note(note):

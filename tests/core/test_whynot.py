@@ -1,0 +1,81 @@
+""" "Why not this note?": the expected note's best chunk, its rank, and every term beside the top hit's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragdesk.cli import main
+from ragdesk.core.analyzers import AnalyzerConfig
+from ragdesk.core.library import Library, build_index
+from ragdesk.core.whynot import NotIndexed, why_not
+
+from ..conftest import write_notes
+
+FILLER = " ".join(f"word{i}" for i in range(60))
+NOTES = {
+    "top.md": "# Rebase\n\nInteractive rebase rewrites history, rebase often and rebase carefully.\n",
+    "mid.md": f"# Branches\n\nA rebase moves a branch.\n\n{FILLER} {FILLER}\n\n"
+    "## Later\n\nRebase history, again history.\n",
+    "far.md": f"# History\n\nThe history of the project. {FILLER}\n",
+    "other.md": "# Cats\n\nCats sleep all day.\n",
+    "bin.md": b"\x00\x01binary",
+}
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Library:
+    library, _ = build_index(write_notes(tmp_path / "notes", NOTES), tmp_path / "idx", workers=1)
+    return library
+
+
+def test_why_not_matches_the_explanation_and_the_rank(lib: Library) -> None:
+    cfg = AnalyzerConfig("stems")
+    why = why_not(lib, "rebase history of the cats", "far.md", cfg, k=2)
+    (chunk,) = list(lib.chunks_of_note(lib.note_index("far.md")))
+    assert why.chunk_id == chunk
+    assert [r.to_json() for r in why.terms] == [
+        r.to_json() for r in lib.explain("rebase history of the cats", chunk, cfg)
+    ]
+    assert why.score == pytest.approx(sum(r.contribution for r in why.terms))
+    assert why.bm25_rank == why.rank == lib.rank_of("rebase history of the cats", chunk, cfg)
+    result = lib.search("rebase history of the cats", cfg, k=2)
+    assert why.top_chunk_id == result.hits[0].chunk_id
+    assert [r.to_json() for r in why.top_terms] == [r.to_json() for r in result.hits[0].explain]
+    assert why.gap_to_k == pytest.approx(result.hits[1].score - why.score)
+    assert "rebas (not in this chunk)" in why.missing_terms
+    assert "the (dropped by the analyzer)" not in why.missing_terms  # stems keep every word
+
+
+def test_best_chunk_of_a_long_note_and_terms_in_no_note(lib: Library) -> None:
+    why = why_not(lib, "rebase history zebra", "mid.md", AnalyzerConfig("words"), k=1)
+    chunks = lib.chunks_of_note(lib.note_index("mid.md"))
+    assert len(chunks) >= 2 and why.chunk_id != chunks[0]  # its best chunk, not its first
+    assert "again history" in lib.chunk(why.chunk_id).text
+    assert "zebra (in no note)" in why.missing_terms
+    assert why.gap_to_k > 0 or why.rank == 1
+
+
+def test_a_note_that_is_not_indexed_says_why(lib: Library) -> None:
+    with pytest.raises(NotIndexed, match=r"bin.md is not indexed \(it was skipped: binary file"):
+        why_not(lib, "rebase", "bin.md")
+    with pytest.raises(NotIndexed, match="nope.md is not indexed \\(no such note in the index\\)"):
+        why_not(lib, "rebase", "nope.md")
+
+
+def test_cli_why_not_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = write_notes(tmp_path / "notes", NOTES)
+    args = ["search", str(folder), "rebase history", "--index-dir", str(tmp_path / "idx"), "-k", "1"]
+    assert main([*args, "--json", "--why-not", "far.md"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    why = data["why_not"]
+    assert set(why) >= {"path", "rank", "chunk_id", "bm25_rank", "dense_rank", "terms", "missing_terms", "gap_to_k"}
+    assert why["path"] == "far.md" and why["rank"] == why["bm25_rank"] > 1 and why["dense_rank"] is None
+    assert why["terms"][0]["term"] == "rebas" and why["gap_to_k"] > 0
+    assert main([*args, "--why-not", str(folder / "far.md")]) == 0  # a path as a shell completes it
+    out = capsys.readouterr().out
+    assert "Why not far.md? Its best chunk" in out and "below the top 1" in out
+    assert main([*args, "--why-not", "nope.md"]) == 2
+    assert "nope.md is not indexed" in capsys.readouterr().err
