@@ -65,6 +65,7 @@ from .models import BreakdownModel, ResultsModel, highlighted_html, term_color
 from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
 from .watcher import FolderWatcher
+from .whynot_dialog import WhyNotDialog
 from .workers import BuildOutcome, BuildRequest, Engine, SearchOutcome, SearchRequest
 
 SEARCH_DEBOUNCE_MS = 180
@@ -433,6 +434,7 @@ class MainWindow(QMainWindow):
         action(edit_menu, "Copy &Prompt", self.copy_prompt, "Ctrl+Shift+C", "copyPromptAction")
         action(edit_menu, "Copy &Explanation", self.copy_explanation, "Ctrl+Shift+E", "copyExplanationAction")
         action(edit_menu, "P&in Result for Compare", self.toggle_pin, "Ctrl+P", "pinAction")
+        action(edit_menu, "&Why Not This Note?…", self.show_why_not, "Ctrl+J", "whyNotAction")
         action(edit_menu, "Prompt &Instructions…", self.edit_instructions, None, "instructionsAction")
         tools_menu = self.menuBar().addMenu("&Tools")
         action(tools_menu, "&Evaluate on Questions…", self.show_evaluation, "Ctrl+Shift+V", "evaluateAction")
@@ -1025,6 +1027,26 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS_HTML)
 
+    def show_why_not(self) -> WhyNotDialog | None:
+        """Ctrl+J: pick the note you expected for the current query; the search worker explains it."""
+        if self.library is None or self.last_request is None or not self.search_field.text().strip():
+            self.statusBar().showMessage("Search first, then ask why a note you expected is not higher.", 5000)
+            return None
+        dialog = WhyNotDialog(self.library.note_paths, self.search_field.text(), self)
+        request = self.last_request
+        dialog.note_chosen.connect(lambda path: self.engine.explain_note(request, path))
+        self.engine.searcher.why_not_found.connect(dialog.show_answer)
+        self.engine.searcher.why_not_failed.connect(dialog.show_error)
+        dialog.finished.connect(lambda _result: self._disconnect_why_not(dialog))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        dialog.filter_edit.setFocus()
+        return dialog
+
+    def _disconnect_why_not(self, dialog: WhyNotDialog) -> None:
+        self.engine.searcher.why_not_found.disconnect(dialog.show_answer)
+        self.engine.searcher.why_not_failed.disconnect(dialog.show_error)
+
     def index_root(self) -> Path:
         return Path(self.index_dir) if self.index_dir else store.default_index_root()
 
@@ -1077,6 +1099,7 @@ SHORTCUTS = [
     ("Ctrl+Shift+C", "Copy the prompt"),
     ("Ctrl+Shift+E", "Copy the selected result's explanation"),
     ("Ctrl+P", "Pin / unpin the selected result for comparison"),
+    ("Ctrl+J", "Why not this note? Pick the note you expected: its rank and every term beside the top hit's"),
     ("Ctrl+O", "Open a notes folder"),
     ("F5", "Refresh the index"),
     ("Ctrl+,", "Settings"),

@@ -18,13 +18,14 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
-from ..core.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, load_embedder
+from ..core.dense import DEFAULT_EMBEDDER, DenseUnavailable, Embedder, embedder_name, load_embedder
 from ..core.explain import TermRow
 from ..core.injection import Finding
 from ..core.jobs import build_job
 from ..core.library import BuildReport, IndexSettings, Library, SearchResult
 from ..core.prompt import Excerpt
 from ..core.store import IndexDamaged
+from ..core.whynot import NotIndexed, why_not
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,8 @@ class SearchWorker(QObject):
     search_finished = Signal(object)  # SearchOutcome
     ranks_found = Signal(int, int, object)  # serial, chunk id, {analyzer name: rank or None}
     ranks_failed = Signal(int, int, str)  # serial, chunk id, why (e.g. the index is damaged)
+    why_not_found = Signal(object)  # core.whynot.WhyNot
+    why_not_failed = Signal(str)  # why the note cannot be explained (not indexed, skipped, ...)
     search_failed = Signal(str)
 
     def __init__(self) -> None:
@@ -219,6 +222,23 @@ class SearchWorker(QObject):
             return
         self.search_finished.emit(outcome)
 
+    @Slot(object, str)
+    def explain_note(self, request: SearchRequest, path: str) -> None:
+        """Why the note at `path` is not higher for the request's query (see core.whynot)."""
+        if self.library is None:
+            self.why_not_failed.emit("no index is open")
+            return
+        try:
+            mode = request.mode if self.library.has_dense(embedder_name(request.embedder)) else "bm25"
+            embedder = self._embedder(request.embedder) if mode != "bm25" else None
+            why = why_not(
+                self.library, request.query, path, request.analyzer, request.k1, request.b, request.k, mode, embedder
+            )
+        except (NotIndexed, IndexDamaged, DenseUnavailable) as exc:
+            self.why_not_failed.emit(str(exc))
+            return
+        self.why_not_found.emit(why)
+
     @Slot(object, int)
     def find_ranks(self, request: SearchRequest, chunk_id: int) -> None:
         """The chunk's rank under each analyzer (same query, k1, b)."""
@@ -243,6 +263,7 @@ class Engine(QObject):
     _build_requested = Signal(object)
     _search_requested = Signal(object)
     _ranks_requested = Signal(object, int)
+    _why_not_requested = Signal(object, str)
     _library_changed = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -258,6 +279,7 @@ class Engine(QObject):
         self._build_requested.connect(self.builder.build)
         self._search_requested.connect(self.searcher.search)
         self._ranks_requested.connect(self.searcher.find_ranks)
+        self._why_not_requested.connect(self.searcher.explain_note)
         self._library_changed.connect(self.searcher.set_library)
         self.build_thread.start()
         self.search_thread.start()
@@ -285,6 +307,9 @@ class Engine(QObject):
 
     def find_ranks(self, request: SearchRequest, chunk_id: int) -> None:
         self._ranks_requested.emit(request, chunk_id)
+
+    def explain_note(self, request: SearchRequest, path: str) -> None:
+        self._why_not_requested.emit(request, path)
 
     def shutdown(self) -> None:
         self.builder.cancel()

@@ -43,3 +43,25 @@ def test_xml_format_in_the_preview(window: MainWindow, qtbot) -> None:  # type: 
     text = window.prompt_preview.toPlainText()
     assert '<excerpt n="1" source="git.md › Git › Rebase" lines="1-5">' in text and "</excerpts>" in text
     assert window.prompt is not None and window.prompt.format == "xml"
+
+
+def test_why_not_picker_explains_the_expected_note(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt as QtKeys
+
+    search(qtbot, window, "rebase history")
+    dialog = window.show_why_not()
+    assert dialog is not None and dialog.proxy.rowCount() == 3  # the indexed notes (bin.md was skipped)
+    qtbot.keyClicks(dialog.filter_edit, "indu")
+    assert dialog.proxy.rowCount() == 1
+    with qtbot.waitSignal(window.engine.searcher.why_not_found, timeout=10000) as found:
+        qtbot.keyClick(dialog.filter_edit, QtKeys.Key.Key_Return)
+    why = found.args[0]
+    assert why.path == "cs/indukce.md" and why.rank is None and why.score == 0
+    lib = window.library
+    assert [r.to_json() for r in why.terms] == [
+        r.to_json() for r in lib.explain("rebase history", why.chunk_id, window.current_analyzer())
+    ]
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == len(why.terms), timeout=5000)
+    assert dialog.table.item(0, 0).text() == why.terms[0].label
+    assert "does not rank" in dialog.summary.text() and "rebas (not in this chunk)" in dialog.summary.text()
+    dialog.close()

@@ -1,0 +1,130 @@
+""" "Why not this note?" (Ctrl+J): pick the note you expected, see where it ranks and why not higher.
+
+A keyboard-first picker over the notes' paths (type to filter, arrows, Enter), and the answer
+beneath it: the note's best chunk's rank, its BM25 rows beside the top hit's, the query words that
+vanished or occur in no note, and the score gap to the k-th result (computed by the search worker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, QStringListModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.paths import shown
+from ..core.whynot import WhyNot
+
+COLUMNS = ("Term", "n_t", "idf", "f", "Contribution", "Top hit's")
+
+
+class WhyNotDialog(QDialog):
+    """The picker and the explanation; `note_chosen(path)` asks the window to explain that note."""
+
+    note_chosen = Signal(str)
+
+    def __init__(self, paths: list[str], query: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("whyNotDialog")
+        self.setWindowTitle("Why not this note?")
+        self.resize(760, 620)
+        self._paths = paths
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(f"Which note did you expect for “{query}”? Type part of its name or path.", self))
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setObjectName("whyNotFilter")
+        self.filter_edit.setPlaceholderText("filter notes…")
+        self.model = QStringListModel([shown(p) for p in paths], self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.list_view = QListView(self)
+        self.list_view.setObjectName("whyNotList")
+        self.list_view.setModel(self.proxy)
+        self.list_view.setEditTriggers(QListView.EditTrigger.NoEditTriggers)
+        self.summary = QLabel("", self)
+        self.summary.setObjectName("whyNotSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setObjectName("whyNotTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setTabKeyNavigation(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.list_view, 1)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.table, 2)
+        self.filter_edit.textChanged.connect(self._on_filter_edited)
+        self.filter_edit.returnPressed.connect(self._on_filter_return_pressed)
+        self.list_view.activated.connect(self._on_list_activated)
+        self._on_filter_edited("")
+
+    def _on_filter_edited(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        if self.proxy.rowCount():
+            self.list_view.setCurrentIndex(self.proxy.index(0, 0))
+
+    def _on_filter_return_pressed(self) -> None:
+        current = self.list_view.currentIndex()
+        if current.isValid():
+            self._on_list_activated(current)
+
+    def keyPressEvent(self, event: Any) -> None:  # arrows in the filter walk the list
+        if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.filter_edit.hasFocus():
+            row = self.list_view.currentIndex().row() + (1 if event.key() == Qt.Key.Key_Down else -1)
+            if 0 <= row < self.proxy.rowCount():
+                self.list_view.setCurrentIndex(self.proxy.index(row, 0))
+            return
+        super().keyPressEvent(event)
+
+    def _on_list_activated(self, index: QModelIndex) -> None:
+        source = self.proxy.mapToSource(index)
+        path = self._paths[source.row()]
+        self.summary.setText(f"Explaining {shown(path)}…")
+        self.note_chosen.emit(path)
+
+    def show_answer(self, why: WhyNot) -> None:
+        """Fill in the explanation the search worker computed."""
+        where = f"ranks <b>{why.rank}</b>" if why.rank else "does not rank (no query term in it)"
+        gap = "within" if why.gap_to_k <= 0 else f"{why.gap_to_k:.3f} below"
+        lines = [
+            f"<b>{shown(why.path)}</b>: its best chunk (#{why.chunk_id}) {where}; BM25 "
+            f"{why.score:.3f}, {gap} the top {why.k}."
+        ]
+        if why.dense_rank is not None:
+            lines.append(f"Meaning search ranks it {why.dense_rank}.")
+        if why.missing_terms:
+            lines.append("Missing: " + ", ".join(why.missing_terms))
+        self.summary.setText("<br>".join(lines))
+        top = {r.label: r.contribution for r in why.top_terms}
+        self.table.setRowCount(len(why.terms))
+        for i, r in enumerate(why.terms):
+            cells = (
+                r.label,
+                str(r.n_t),
+                f"{r.idf:.3f}",
+                str(r.f),
+                f"{r.contribution:.3f}",
+                f"{top.get(r.label, 0):.3f}",
+            )
+            for col, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(i, col, item)
+
+    def show_error(self, message: str) -> None:
+        self.summary.setText(message)
+        self.table.setRowCount(0)
