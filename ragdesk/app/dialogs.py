@@ -17,8 +17,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -26,37 +24,8 @@ from PySide6.QtWidgets import (
 from .. import __version__
 from ..core.chunking import CHUNKERS, ChunkOptions
 from ..core.library import IndexSettings
-from ..core.loader import LoadOptions, Skipped
-from ..core.paths import shown
+from ..core.loader import LoadOptions
 from ..core.prompt import DEFAULT_INSTRUCTIONS
-
-
-class SkippedDialog(QDialog):
-    """Every skipped or fallback-decoded file with its reason."""
-
-    def __init__(self, skipped: list[Skipped], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Skipped and re-decoded files")
-        self.setObjectName("skippedDialog")
-        layout = QVBoxLayout(self)
-        n_skip = sum(1 for s in skipped if not s.loaded)
-        layout.addWidget(QLabel(f"{n_skip} file(s) skipped, {len(skipped) - n_skip} decoded with a fallback encoding."))
-        table = QTableWidget(len(skipped), 3, self)
-        table.setObjectName("skippedTable")
-        table.setHorizontalHeaderLabels(["File", "What happened", "Reason"])
-        for i, s in enumerate(skipped):
-            table.setItem(i, 0, QTableWidgetItem(shown(s.path)))
-            table.setItem(i, 1, QTableWidgetItem("indexed (fallback decoding)" if s.loaded else "skipped"))
-            table.setItem(i, 2, QTableWidgetItem(s.reason))
-        table.resizeColumnsToContents()
-        table.horizontalHeader().setStretchLastSection(True)
-        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        layout.addWidget(table)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.table = table
-        self.resize(760, 360)
 
 
 class SettingsDialog(QDialog):

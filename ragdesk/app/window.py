@@ -59,9 +59,10 @@ from ..core.paths import shown
 from ..core.prompt import FORMATS, ORDERS, Excerpt, Prompt, build_prompt
 from ..core.secrets import REDACTION_MARK, find_secrets
 from .delegates import ContributionBarDelegate, HtmlDelegate, ShareBarDelegate, swatch
-from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog, SkippedDialog
+from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog
 from .evaluate import EvaluateDialog
 from .models import BreakdownModel, ResultsModel, highlighted_html, term_color
+from .report_dialog import IndexReportDialog
 from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
 from .watcher import FolderWatcher
@@ -366,7 +367,7 @@ class MainWindow(QMainWindow):
         self.index_button = QPushButton("No folder open", self)
         self.index_button.setObjectName("indexStatusButton")
         self.index_button.setFlat(True)
-        self.index_button.clicked.connect(self.show_skipped)
+        self.index_button.clicked.connect(self.show_index_report)
         self.progress = QProgressBar(self)
         self.progress.setObjectName("buildProgress")
         self.progress.setMaximumWidth(260)
@@ -438,6 +439,7 @@ class MainWindow(QMainWindow):
         action(edit_menu, "Prompt &Instructions…", self.edit_instructions, None, "instructionsAction")
         tools_menu = self.menuBar().addMenu("&Tools")
         action(tools_menu, "&Evaluate on Questions…", self.show_evaluation, "Ctrl+Shift+V", "evaluateAction")
+        action(tools_menu, "What Was &Indexed…", self.show_index_report, "Ctrl+I", "indexReportAction")
         note_menu = self.menuBar().addMenu("&Note")
         action(note_menu, "&Open in Editor", self.open_current_note, "Ctrl+Return", "openNoteAction")
         action(note_menu, "&Reveal in Folder", self.reveal_current_note, "Ctrl+Shift+R", "revealAction")
@@ -635,7 +637,7 @@ class MainWindow(QMainWindow):
         if library.skipped:
             text += f" · {n_skip} skipped" + (f", {n_dec} re-decoded" if n_dec else "")
         self.index_button.setText(text)
-        self.index_button.setToolTip("Click to list skipped files and why" if library.skipped else "")
+        self.index_button.setToolTip("Click to see every file: indexed, decoded with a fallback, or skipped and why")
         self.library_loaded.emit(library)
         self.run_search()
 
@@ -995,9 +997,14 @@ class MainWindow(QMainWindow):
             act.triggered.connect(lambda _=False, f=folder: self.open_folder(f))
         self.recent_menu.setEnabled(bool(self.settings.recent_folders))
 
-    def show_skipped(self) -> None:
-        if self.library is not None and self.library.skipped:
-            SkippedDialog(self.library.skipped, self).exec()
+    def show_index_report(self) -> IndexReportDialog | None:
+        """What was indexed: every file with its status, chunks, tokens, pages, and why for the rest."""
+        if self.library is None:
+            return None
+        dialog = IndexReportDialog(self.library.report(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     def edit_settings(self) -> None:
         dialog = SettingsDialog(
@@ -1099,6 +1106,7 @@ SHORTCUTS = [
     ("Ctrl+Shift+C", "Copy the prompt"),
     ("Ctrl+Shift+E", "Copy the selected result's explanation"),
     ("Ctrl+P", "Pin / unpin the selected result for comparison"),
+    ("Ctrl+I", "What was indexed: every file with its status (also: click the file count in the status bar)"),
     ("Ctrl+J", "Why not this note? Pick the note you expected: its rank and every term beside the top hit's"),
     ("Ctrl+O", "Open a notes folder"),
     ("F5", "Refresh the index"),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDialog
 
 from ragdesk.app.window import MainWindow
 
@@ -64,4 +65,25 @@ def test_why_not_picker_explains_the_expected_note(window: MainWindow, qtbot) ->
     qtbot.waitUntil(lambda: dialog.table.rowCount() == len(why.terms), timeout=5000)
     assert dialog.table.item(0, 0).text() == why.terms[0].label
     assert "does not rank" in dialog.summary.text() and "rebas (not in this chunk)" in dialog.summary.text()
+    dialog.close()
+
+
+def test_index_report_dialog_lists_filters_and_exports(window: MainWindow, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import csv
+
+    qtbot.mouseClick(window.index_button, Qt.MouseButton.LeftButton)
+    dialog = window.findChild(QDialog, "indexReportDialog")
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.totals_label.text().startswith("3 indexed, 0 decoded with a fallback, 1 skipped · ")
+    assert [r["path"] for r in dialog.visible_rows()] == ["bin.md", "clip.md", "cs/indukce.md", "git.md"]
+    dialog.status_combo.setCurrentIndex(dialog.status_combo.findData("skipped"))
+    (skipped,) = dialog.visible_rows()
+    assert skipped["path"] == "bin.md" and skipped["reason"].startswith("binary file")
+    dialog.status_combo.setCurrentIndex(0)
+    qtbot.keyClicks(dialog.filter_edit, "indukce")
+    assert [r["path"] for r in dialog.visible_rows()] == ["cs/indukce.md"]
+    out = tmp_path / "report.csv"
+    assert dialog.export_csv(out) == 1
+    (row,) = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert row["path"] == "cs/indukce.md" and row["status"] == "indexed" and int(row["chunks"]) == 1
     dialog.close()
