@@ -13,5 +13,8 @@ cd packaging
 cd "$root"
 bundle="$root/dist/ragdesk/ragdesk"
 "$bundle" --version
-QT_QPA_PLATFORM=offscreen "$bundle" --smoke-test | tee /dev/stderr | grep -q "ranking: compiled, text: compiled"  # kernels bundled
+# (not `tee /dev/stderr`: when stderr is a file, tee reopens it with O_TRUNC and wipes the log before it)
+smoke=$(QT_QPA_PLATFORM=offscreen "$bundle" --smoke-test)
+echo "$smoke"
+grep -q "ranking: compiled, text: compiled" <<<"$smoke"  # kernels bundled
 echo "built $bundle"

@@ -55,11 +55,25 @@ _PATTERNS: list[tuple[str, str, int]] = [
     (
         "password or secret",
         r"(?i)\b(?:password|passwd|pwd|secret|client_secret|secret_key|api_?key|access_?token|auth_?token|"
-        r"private_?key|aws_secret_access_key|heslo|пароль|mot_de_passe)\b[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{6,})",
+        r"private_?key|aws_secret_access_key|heslo|пароль|mot_de_passe)\b[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"'`,;]{6,})",
         1,
     ),
 ]
 _COMPILED = [(kind, re.compile(pattern), group) for kind, pattern, group in _PATTERNS]
+
+
+_CODE = re.compile(r"[(){}<>\[\]$%/\\`]")  # a call, a template, a path, a variable: code, not a password
+
+
+def _looks_like_a_password(value: str) -> bool:
+    """An assigned value that reads as a credential: not a placeholder, not code, and not a plain word
+    (a password has a digit, a symbol or mixed case somewhere; "privateKey" is an identifier)."""
+    value = value.strip("\"'")
+    if _PLACEHOLDER.match(value) or _CODE.search(value):
+        return False
+    if value.isalpha() and (value.islower() or value.isupper() or value[0].islower()):
+        return False
+    return not value.replace("_", "").replace("-", "").replace(".", "").isalpha()
 
 
 def find_secrets(text: str) -> list[Secret]:
@@ -69,6 +83,8 @@ def find_secrets(text: str) -> list[Secret]:
         for m in pattern.finditer(text):
             start, end = m.span(group)
             value = m.group(group)
+            if kind == "password or secret" and not _looks_like_a_password(value):
+                continue
             if group and _PLACEHOLDER.match(value.strip("\"'")):
                 continue
             if any(s.start < end and start < s.end for s in found):
