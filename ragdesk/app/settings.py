@@ -69,7 +69,9 @@ class AppSettings:
     def analyzer(self) -> AnalyzerConfig:
         try:
             name = self.get("search/analyzer", DEFAULT_ANALYZER)
-            return AnalyzerConfig(name, self.get("search/stem_length", 5, int))
+            return AnalyzerConfig(
+                name, self.get("search/stem_length", 5, int), self.get("search/fold_accents", False, bool)
+            )
         except ValueError:
             return AnalyzerConfig()
 

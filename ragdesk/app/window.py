@@ -145,6 +145,13 @@ class MainWindow(QMainWindow):
             "trigrams: 3-letter pieces (handles typos) · combined: stems + 0.3 × trigrams (default)"
         )
         bar.addWidget(self.analyzer_combo)
+        self.fold_accents_check = QCheckBox("Fold accents", self)
+        self.fold_accents_check.setObjectName("foldAccentsCheck")
+        self.fold_accents_check.setToolTip(
+            "Match accented and plain letters alike (“zlutoucky” finds “žluťoučký”): for queries typed\n"
+            "without diacritics. The first search with it on derives a folded index."
+        )
+        bar.addWidget(self.fold_accents_check)
         bar.addWidget(QLabel("  Mode "))
         self.mode_combo = QComboBox(self)
         self.mode_combo.setObjectName("modeCombo")
@@ -387,6 +394,7 @@ class MainWindow(QMainWindow):
         self.search_field.textChanged.connect(self._on_query_edited)
         self.search_field.returnPressed.connect(self.run_search)
         self.analyzer_combo.currentTextChanged.connect(self._on_params_changed)
+        self.fold_accents_check.toggled.connect(self._on_params_changed)
         self.mode_combo.currentTextChanged.connect(self._on_mode_changed)
         self.k1_spin.valueChanged.connect(self._on_params_changed)
         self.b_spin.valueChanged.connect(self._on_params_changed)
@@ -450,6 +458,7 @@ class MainWindow(QMainWindow):
     def _restore_state(self) -> None:
         s = self.settings
         self.analyzer_combo.setCurrentText(s.analyzer().name)
+        self.fold_accents_check.setChecked(s.analyzer().fold_accents)
         mode = s.get("search/mode", "bm25")
         if mode in MODES and (mode == "bm25" or dense_available(s.embedder)):
             self.mode_combo.setCurrentText(mode)
@@ -479,6 +488,7 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         s = self.settings
         s.set("search/analyzer", self.analyzer_combo.currentText())
+        s.set("search/fold_accents", self.fold_accents_check.isChecked())
         s.set("search/mode", self.mode_combo.currentText())
         s.set("search/k1", self.k1_spin.value())
         s.set("search/b", self.b_spin.value())
@@ -656,7 +666,8 @@ class MainWindow(QMainWindow):
 
     # ---- searching ----------------------------------------------------------------------------
     def current_analyzer(self) -> AnalyzerConfig:
-        return self.settings.analyzer().with_name(self.analyzer_combo.currentText())
+        config = self.settings.analyzer().with_name(self.analyzer_combo.currentText())
+        return replace(config, fold_accents=self.fold_accents_check.isChecked())
 
     def _on_query_edited(self, _text: str) -> None:
         self.search_timer.start()

@@ -87,3 +87,15 @@ def test_index_report_dialog_lists_filters_and_exports(window: MainWindow, qtbot
     (row,) = list(csv.DictReader(out.open(encoding="utf-8")))
     assert row["path"] == "cs/indukce.md" and row["status"] == "indexed" and int(row["chunks"]) == 1
     dialog.close()
+
+
+def test_fold_accents_finds_a_query_typed_without_diacritics(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.analyzer_combo.setCurrentText("stems")
+    result = search(qtbot, window, "dukazova")
+    assert result.hits == [] and result.reason == "none of the query terms occur in the notes"
+    with qtbot.waitSignal(window.results_shown, timeout=20000) as shown_:
+        window.fold_accents_check.setChecked(True)
+    assert shown_.args[0].hits[0].path == "cs/indukce.md"
+    assert window.current_analyzer().fold_accents
+    window.save_state()
+    assert window.settings.analyzer().fold_accents
