@@ -40,9 +40,21 @@ PALETTE = (
 )
 
 
+_query_colors: dict[str, QColor] = {}
+
+
+def set_query_terms(terms: list[str]) -> None:
+    """Give the current query's terms distinct colours in query order (hashing gave "undo", "git" and
+    "commit" the same blue); the rows of a combined analyzer's trigrams follow their own order."""
+    _query_colors.clear()
+    for i, term in enumerate(dict.fromkeys(terms)):
+        _query_colors[term] = QColor(PALETTE[i % len(PALETTE)])
+
+
 def term_color(term: str) -> QColor:
-    """A stable colour per term (the same in every view of the window and across sessions)."""
-    return QColor(PALETTE[zlib.crc32(term.encode("utf-8")) % len(PALETTE)])
+    """The term's colour: its place in the current query, else a stable hash (the same in every view)."""
+    color = _query_colors.get(term)
+    return color if color is not None else QColor(PALETTE[zlib.crc32(term.encode("utf-8")) % len(PALETTE)])
 
 
 def highlighted_html(text: str, spans: list[tuple[int, int, str]], limit: int | None = None) -> str:
@@ -109,6 +121,7 @@ class ResultsModel(_TableModel):
         """Show a result; `findings` (chunk id -> instruction-like passages) are found by the search
         worker; without them they are found here."""
         self.beginResetModel()
+        set_query_terms([t.term for t in result.terms])
         self.result = result
         self.hits = list(result.hits)
         self.highlights = highlights

@@ -187,6 +187,8 @@ class MainWindow(QMainWindow):
         self.results_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.results_view.verticalHeader().hide()
         self.results_view.setAlternatingRowColors(True)
+        self.results_view.setTabKeyNavigation(False)  # Tab leaves the table for the next pane
+        self.results_view.installEventFilter(self)  # Space toggles Use
         self.results_view.setWordWrap(False)
         header = self.results_view.horizontalHeader()
         header.setSectionResizeMode(ResultsModel.COL_SNIPPET, QHeaderView.ResizeMode.Stretch)
@@ -233,6 +235,7 @@ class MainWindow(QMainWindow):
         self.chunk_view.setObjectName("chunkView")
         self.breakdown_model = BreakdownModel(self)
         self.breakdown_view = QTableView(self)
+        self.breakdown_view.setTabKeyNavigation(False)
         self.breakdown_view.setObjectName("breakdownView")
         self.breakdown_view.setModel(self.breakdown_model)
         self.breakdown_view.verticalHeader().hide()
@@ -261,6 +264,7 @@ class MainWindow(QMainWindow):
         buttons.addWidget(self.copy_explanation_button)
         buttons.addStretch(1)
         self.compare_view = QTableWidget(0, 4, self)
+        self.compare_view.setTabKeyNavigation(False)
         self.compare_view.setObjectName("compareView")
         self.compare_view.setHorizontalHeaderLabels(["Term", "Pinned", "Selected", "Selected − pinned"])
         self.compare_view.verticalHeader().hide()
@@ -440,6 +444,10 @@ class MainWindow(QMainWindow):
         action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit, "quitAction")
         edit_menu = self.menuBar().addMenu("&Edit")
         action(edit_menu, "&Find", self.focus_search, "Ctrl+L", "focusSearchAction")
+        action(edit_menu, "Next &Pane", self.focus_next_pane, "F6", "nextPaneAction")
+        action(
+            edit_menu, "Previous Pane", lambda: self.focus_next_pane(backwards=True), "Shift+F6", "previousPaneAction"
+        )
         action(edit_menu, "Copy &Prompt", self.copy_prompt, "Ctrl+Shift+C", "copyPromptAction")
         action(edit_menu, "Copy &Explanation", self.copy_explanation, "Ctrl+Shift+E", "copyExplanationAction")
         action(edit_menu, "P&in Result for Compare", self.toggle_pin, "Ctrl+P", "pinAction")
@@ -806,9 +814,11 @@ class MainWindow(QMainWindow):
         r0 = hit.explain[0] if hit.explain else None
         result = self.results_model.result
         if r0 is not None and result is not None:
+            bm25 = sum(r.contribution for r in hit.explain)  # what the rows sum to, in every mode
+            fused = f" (the {result.mode} score {hit.score:.4f} is explained above)" if hit.fusion is not None else ""
             self.stats_label.setText(
                 f"|D| = {hit.length} tokens · avgdl = {result.avgdl:.2f} · N = {result.n_docs} chunks · "
-                f"k1 = {result.k1:g} · b = {result.b:g} · score = Σ contributions = {hit.score:.3f}"
+                f"k1 = {result.k1:g} · b = {result.b:g} · BM25 score = Σ contributions = {bm25:.3f}{fused}"
             )
         best = max(range(len(hit.explain)), key=lambda i: hit.explain[i].contribution, default=-1)
         if best >= 0:
@@ -1090,7 +1100,21 @@ class MainWindow(QMainWindow):
         if not os.environ.get("RAGDESK_NO_DIALOGS"):
             QMessageBox.warning(self, "ragdesk", message)
 
+    def focus_next_pane(self, backwards: bool = False) -> None:
+        """F6 / Shift+F6: search field, results, explanation, prompt controls, prompt text, and round."""
+        panes = [self.search_field, self.results_view, self.breakdown_view, self.k_spin, self.prompt_preview]
+        current = next((i for i, w in enumerate(panes) if w.hasFocus() or w.isAncestorOf(self.focusWidget())), -1)
+        panes[(current + (-1 if backwards else 1)) % len(panes)].setFocus(Qt.FocusReason.TabFocusReason)
+
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        view = getattr(self, "results_view", None)  # events arrive while the window is being built
+        if obj is view and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            if event.key() == Qt.Key.Key_Space and self.results_view.currentIndex().isValid():
+                index = self.results_model.index(self.results_view.currentIndex().row(), ResultsModel.COL_USE)
+                checked = self.results_model.data(index, Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
+                new = Qt.CheckState.Unchecked if checked else Qt.CheckState.Checked
+                self.results_model.setData(index, new, Qt.ItemDataRole.CheckStateRole)
+                return True
         if obj is self.search_field and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             key = event.key()
             if key in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.results_model.rowCount():
@@ -1117,6 +1141,8 @@ SHORTCUTS = [
     ("Ctrl+Shift+C", "Copy the prompt"),
     ("Ctrl+Shift+E", "Copy the selected result's explanation"),
     ("Ctrl+P", "Pin / unpin the selected result for comparison"),
+    ("F6 / Shift+F6", "Next / previous pane (search, results, explanation, prompt settings, prompt); Tab moves on too"),
+    ("Space", "Tick or untick the selected result's Use (include it in the prompt)"),
     ("Ctrl+I", "What was indexed: every file with its status (also: click the file count in the status bar)"),
     ("Ctrl+J", "Why not this note? Pick the note you expected: its rank and every term beside the top hit's"),
     ("Ctrl+O", "Open a notes folder"),

@@ -29,7 +29,7 @@ class Secret:
 
 
 _PLACEHOLDER = re.compile(
-    r"^(\*+|x+|\.+|<[^>]*>|\{\{?[^}]*\}?\}|\$\{?[\w.]+\}?|%\(?\w+\)?s?|\[[^\]]*\]|"
+    r"^([*^].*|x+|\.+|<[^>]*>|\{\{?[^}]*\}?\}|\$\{?[\w.]+\}?|%\(?\w+\)?s?|\[[^\]]*\]|"
     r"(your|my|the|some|example|sample|dummy|changeme|change_me|placeholder|redacted|secret|password|"
     r"passw0rd|pass|token|xxx+|none|null|true|false|todo|tbd|env|os\.environ.*|process\.env.*|getenv.*)"
     r"[\w-]*)$",
@@ -62,6 +62,7 @@ _PATTERNS: list[tuple[str, str, int]] = [
 _COMPILED = [(kind, re.compile(pattern), group) for kind, pattern, group in _PATTERNS]
 
 
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")  # RANDOM_PASSWORD, API_KEY: a name standing in for one
 _CODE = re.compile(r"[(){}<>\[\]$%/\\`]")  # a call, a template, a path, a variable: code, not a password
 
 
@@ -85,7 +86,9 @@ def find_secrets(text: str) -> list[Secret]:
             value = m.group(group)
             if kind == "password or secret" and not _looks_like_a_password(value):
                 continue
-            if group and _PLACEHOLDER.match(value.strip("\"'")):
+            if kind.startswith("connection string") and _CODE.search(value):  # e.g. user:[password]@host
+                continue
+            if group and (_PLACEHOLDER.match(value.strip("\"'")) or _ENV_NAME.match(value.strip("\"'"))):
                 continue
             if any(s.start < end and start < s.end for s in found):
                 continue
