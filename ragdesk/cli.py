@@ -617,9 +617,10 @@ def _run_gui(argv: list[str]) -> int:
     parser.add_argument("--index-dir", help="where the index lives")
     parser.add_argument("--smoke-test", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.folder and not Path(args.folder).is_dir():
+    missing = None
+    if args.folder and not Path(args.folder).is_dir():  # said here and in the window (a launcher has no terminal)
         print(f"ragdesk: error: notes folder not found: {args.folder}", file=sys.stderr)
-        return 2
+        missing, args.folder = args.folder, None
     try:
         from .app.main import binding_problem, run, smoke_test
     except ImportError as exc:
@@ -631,7 +632,7 @@ def _run_gui(argv: list[str]) -> int:
         return 2
     if args.smoke_test:
         return smoke_test()
-    return run(args.folder, args.index_dir)
+    return run(args.folder, args.index_dir, missing=missing)
 
 
 if __name__ == "__main__":

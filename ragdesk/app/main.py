@@ -81,7 +81,14 @@ def smoke_test() -> int:
     return 0
 
 
-def run(folder: str | None = None, index_dir: str | None = None, settings_path: str | None = None) -> int:
+def run(
+    folder: str | None = None,
+    index_dir: str | None = None,
+    settings_path: str | None = None,
+    missing: str | None = None,
+) -> int:
+    """Open the window on `folder` (else the last one, else the samples); `missing`: a folder asked for
+    that does not exist, said in the window (a launcher shows no terminal)."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("ragdesk")
     app.setApplicationVersion(__version__)
@@ -92,4 +99,6 @@ def run(folder: str | None = None, index_dir: str | None = None, settings_path: 
     window = MainWindow(settings, index_dir)
     window.show()
     window.open_folder(initial_folder(folder, settings))
+    if missing is not None:
+        window.show_missing_folder(missing)
     return app.exec()

@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
         self.prompt: Prompt | None = None
         self._pending_build: BuildRequest | None = None
         self._building_folder: str | None = None  # the folder of the build under way
+        self.results_k = RESULTS_K  # how many results the list shows ("Show more" adds a page)
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self.watcher = FolderWatcher(self)
         self.watcher.folder_changed.connect(self._on_folder_changed)
@@ -174,7 +175,7 @@ class MainWindow(QMainWindow):
         )
         reset = QPushButton("Reset", self)
         reset.setObjectName("resetParamsButton")
-        reset.setToolTip(f"Back to k1 = {DEFAULT_K1}, b = {DEFAULT_B}")
+        reset.setToolTip(f"Back to the default analyzer, accents as typed, BM25, k1 = {DEFAULT_K1}, b = {DEFAULT_B}")
         reset.clicked.connect(self._on_reset_clicked)
         bar.addWidget(reset)
 
@@ -217,6 +218,16 @@ class MainWindow(QMainWindow):
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addWidget(self.empty_label)
         lv.addWidget(self.results_view)
+        more = QHBoxLayout()
+        self.match_count_label = QLabel("", self)
+        self.match_count_label.setObjectName("matchCountLabel")
+        self.show_more_button = QPushButton(f"Show {RESULTS_K} more", self)
+        self.show_more_button.setObjectName("showMoreButton")
+        self.show_more_button.clicked.connect(self.show_more)
+        self.show_more_button.hide()
+        more.addWidget(self.match_count_label, 1)
+        more.addWidget(self.show_more_button)
+        lv.addLayout(more)
 
         # Why it ranked
         why = QWidget(self)
@@ -533,6 +544,12 @@ class MainWindow(QMainWindow):
         self._show_selection(None)
         self._update_prompt()
         is_samples = Path(self.folder) == sample_notes_folder().resolve()
+        self.empty_label.clear()  # the welcome line and the last folder's notes belong to it
+        self.empty_label.hide()
+        self.match_count_label.clear()
+        self.show_more_button.hide()
+        if self.statusBar().currentMessage().startswith("Note: "):
+            self.statusBar().clearMessage()
         if is_samples and not self.search_field.text():
             self.empty_label.setText(
                 "Welcome! These are ragdesk's sample notes. Try a question such as "
@@ -678,7 +695,29 @@ class MainWindow(QMainWindow):
         return replace(config, fold_accents=self.fold_accents_check.isChecked())
 
     def _on_query_edited(self, _text: str) -> None:
+        self.results_k = RESULTS_K  # a new query starts with one page of results
         self.search_timer.start()
+
+    def _no_notes_message(self) -> str:
+        """For a folder with no notes: what was looked for and how many other files were passed over."""
+        settings = self.library.settings if self.library is not None else self.settings.index_settings()
+        exts = settings.load.extensions
+        other = 0
+        for _dirpath, dirnames, filenames in os.walk(self.folder or "."):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            other += sum(1 for f in filenames if not f.startswith(".") and not f.lower().endswith(exts))
+            if other > 100_000:
+                break
+        skipped = len(self.library.skipped) if self.library is not None else 0
+        shown_exts = ", ".join(exts[:4]) + (", …" if len(exts) > 4 else "")
+        text = f"No notes found in this folder (looked for {shown_exts}; {other:,} other files ignored"
+        text += f", {skipped} note files skipped: click the status bar)" if skipped else ")"
+        return text + ". Open another folder with Ctrl+O, or change the note types in Settings (Ctrl+,)."
+
+    def show_more(self) -> None:
+        """The next page of results (the list holds the first RESULTS_K; this adds as many)."""
+        self.results_k += RESULTS_K
+        self.run_search()
 
     def _on_params_changed(self, *_args: object) -> None:
         self.run_search()
@@ -695,6 +734,10 @@ class MainWindow(QMainWindow):
         self.run_search()
 
     def _on_reset_clicked(self) -> None:
+        """Back to the defaults of every ranking setting in the toolbar: analyzer, accents, mode, k1, b."""
+        self.analyzer_combo.setCurrentText(AnalyzerConfig().name)
+        self.fold_accents_check.setChecked(False)
+        self.mode_combo.setCurrentIndex(0)
         self.k1_spin.setValue(DEFAULT_K1)
         self.b_spin.setValue(DEFAULT_B)
 
@@ -709,7 +752,7 @@ class MainWindow(QMainWindow):
             self.current_analyzer(),
             self.k1_spin.value(),
             self.b_spin.value(),
-            RESULTS_K,
+            self.results_k,
             self.pinned.chunk_id if self.pinned is not None else None,
             self.mode_combo.currentText(),
             self.settings.embedder,
@@ -728,6 +771,8 @@ class MainWindow(QMainWindow):
         if result.hits:
             welcome = self.empty_label.text().startswith("Welcome") and result.query == WELCOME_QUERY
             self.empty_label.setVisible(welcome)
+        elif self.library is not None and not self.library.note_paths:
+            self.empty_label.setText(self._no_notes_message())
         else:
             reason = result.reason or "no chunk matches"
             self.empty_label.setText(
@@ -738,6 +783,11 @@ class MainWindow(QMainWindow):
             self.empty_label.show()
         if result.reason and result.hits:
             self.statusBar().showMessage(f"Note: {result.reason}", 5000)
+        elif self.statusBar().currentMessage().startswith("Note: "):
+            self.statusBar().clearMessage()  # the previous query's note is not about this one
+        total = max(outcome.total, len(result.hits))
+        self.match_count_label.setText(f"{len(result.hits)} of {total:,} matches" if result.hits else "")
+        self.show_more_button.setVisible(total > len(result.hits))
         if self.pinned is not None and outcome.pinned_rows:
             self.pinned = replace(self.pinned, rank=0, score=outcome.pinned_score, explain=outcome.pinned_rows)
         row = next((i for i, h in enumerate(result.hits) if h.chunk_id == previous_chunk), 0 if result.hits else -1)
@@ -856,8 +906,11 @@ class MainWindow(QMainWindow):
 
     # ---- compare -----------------------------------------------------------------------------
     def toggle_pin(self) -> None:
-        self.pin_button.setChecked(self.pinned is None)
-        self._on_pin_clicked(self.pin_button.isChecked())
+        """Ctrl+P: pin the selected result; unpin when the selected one is the pinned one."""
+        hit = self.current_hit()
+        pin = hit is not None and (self.pinned is None or self.pinned.key != hit.key)
+        self.pin_button.setChecked(pin)
+        self._on_pin_clicked(pin)
 
     def _on_pin_clicked(self, checked: bool) -> None:
         hit = self.current_hit()
@@ -994,7 +1047,32 @@ class MainWindow(QMainWindow):
             if not args or not QProcess.startDetached(args[0], args[1:]):
                 self._show_error(f"Could not run the editor command: {command}")
             return
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            self.statusBar().showMessage(
+                f"Opened {path.name} in the system's app for it; to open notes at their line, set an editor "
+                "command in Settings (Ctrl+,), e.g. code -g {path}:{line}",
+                8000,
+            )
+            return
+        self._offer_editor_setting(path)
+
+    def _offer_editor_setting(self, path: Path) -> None:
+        """No editor command and no app for the file: say so, and offer Settings (Ctrl+Return was silent)."""
+        message = (
+            f"No editor command is set, and the system has no app to open {path.name}. Set one in "
+            "Settings (Ctrl+,), e.g. code -g {path}:{line} or gedit +{line} {path}."
+        )
+        self.statusBar().showMessage(message, 15000)
+        if os.environ.get("RAGDESK_NO_DIALOGS"):
+            return
+        answer = QMessageBox.question(
+            self,
+            "Open in editor",
+            message + "\n\nOpen Settings now?",
+            QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Open:
+            self.edit_settings()
 
     def reveal_current_note(self) -> None:
         target = self._note_path()
@@ -1094,6 +1172,10 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         AboutDialog(str(self.index_root()), self.settings.file_name, self.clear_index_cache, self).exec()
+
+    def show_missing_folder(self, folder: str) -> None:
+        """`ragdesk /nope` from a launcher: the window opens on the last folder and says what was wrong."""
+        self._show_error(f"The folder {folder} does not exist or cannot be read; showing {self.folder} instead.")
 
     def _show_error(self, message: str) -> None:
         self.statusBar().showMessage(message, 15000)

@@ -162,6 +162,7 @@ class SearchOutcome:
     highlights: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)  # chunk id -> spans
     stale: set[int] = field(default_factory=set)
     findings: dict[int, list[Finding]] = field(default_factory=dict)  # chunk id -> instruction-like passages
+    total: int = 0  # chunks matching any query term (the list shows the first k)
     pinned_rows: list[TermRow] = field(default_factory=list)
     pinned_score: float = 0.0
     library: Library | None = None
@@ -210,7 +211,8 @@ class SearchWorker(QObject):
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
             findings = {h.chunk_id: f for h in result.hits if (f := Excerpt.of(h).findings)}
-            outcome = SearchOutcome(request, result, highlights, stale, findings, library=lib)
+            total = lib.count_matches(request.query, request.analyzer) if mode == "bm25" else len(result.hits)
+            outcome = SearchOutcome(request, result, highlights, stale, findings, total, library=lib)
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = lib.explain(
                     request.query, request.pinned, request.analyzer, request.k1, request.b

@@ -652,6 +652,15 @@ class Library:
         ti = main.index
         return SearchResult(query, config.key, k1, b, ti.n_docs, ti.avgdl, took, hits, terms, reason, mode)
 
+    def count_matches(self, query: str, analyzer: AnalyzerConfig | None = None) -> int:
+        """How many chunks contain at least one of the query's terms (the BM25 ranking's length),
+        for "30 of N matches". Reads each query term's postings once."""
+        hit = np.zeros(self.n_chunks, dtype=bool)
+        for ref in self._refs(self._prepare(query, analyzer or AnalyzerConfig())):
+            docs, _ = ref.index.postings(ref.term_id)
+            hit[np.asarray(docs)] = True
+        return int(hit.sum())
+
     def _dense_ranking(
         self, query: str, embedder: Embedder, bm25: list[tuple[int, float]], mode: str, k: int
     ) -> list[tuple[int, float, Fusion | None]]:

@@ -1,0 +1,110 @@
+"""The window tells the truth and forgets what is over: counts of matches, notes of the last query or
+folder, pins, Reset, and failures that used to be silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from ragdesk.app.window import RESULTS_K, MainWindow
+
+from ..conftest import write_notes
+from .conftest import search
+
+
+def test_list_says_how_many_match_and_shows_more(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    folder = write_notes(tmp_path / "n", {f"n{i:02d}.md": f"# Note {i}\n\napples number {i}\n" for i in range(45)})
+    w: MainWindow = make_window()
+    w.analyzer_combo.setCurrentText("words")
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    result = search(qtbot, w, "apples")
+    assert len(result.hits) == RESULTS_K and w.match_count_label.text() == f"{RESULTS_K} of 45 matches"
+    assert w.show_more_button.isVisible()
+    with qtbot.waitSignal(w.results_shown, timeout=10000) as more:
+        qtbot.mouseClick(w.show_more_button, Qt.MouseButton.LeftButton)
+    assert len(more.args[0].hits) == 45 and w.match_count_label.text() == "45 of 45 matches"
+    assert not w.show_more_button.isVisible()
+
+
+def test_notes_of_the_last_query_and_folder_go(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    folder = write_notes(tmp_path / "n", {"a.md": "# A\n\napples and pears\n"})
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    search(qtbot, w, "apples zzzq")
+    assert w.statusBar().currentMessage() == "Note: not in the notes: zzzq"
+    search(qtbot, w, "pears")
+    assert w.statusBar().currentMessage() == ""
+    w.empty_label.setText("Welcome! …")
+    w.empty_label.show()
+    other = write_notes(tmp_path / "m", {"b.md": "# B\n\nplums\n"})
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(other))
+    assert not w.empty_label.text().startswith("Welcome")
+
+
+def test_ctrl_p_pins_the_selection(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    window.results_view.selectRow(0)
+    window.toggle_pin()
+    first = window.pinned
+    window.results_view.selectRow(2)
+    window.toggle_pin()  # pins the selected one (it used to unpin the old pin)
+    assert first is not None and window.pinned is not None and window.pinned.key != first.key
+    window.toggle_pin()  # the selected one is pinned: unpin
+    assert window.pinned is None
+
+
+def test_reset_resets_every_ranking_setting(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    window.analyzer_combo.setCurrentText("words")
+    window.fold_accents_check.setChecked(True)
+    window.k1_spin.setValue(2.0)
+    window.b_spin.setValue(0.3)
+    window.findChild(type(window.show_more_button), "resetParamsButton").click()
+    assert window.analyzer_combo.currentText() == "combined" and not window.fold_accents_check.isChecked()
+    assert (window.k1_spin.value(), window.b_spin.value(), window.mode_combo.currentIndex()) == (1.2, 0.75, 0)
+
+
+def test_a_folder_without_notes_says_what_was_looked_for(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    folder = write_notes(tmp_path / "pics", {"a.png": b"\x89PNG..", "b.jpg": b"\xff\xd8\xff", "c.csv": "x,y"})
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    search(qtbot, w, "anything")
+    text = w.empty_label.text()
+    assert text.startswith("No notes found in this folder (looked for .md, .markdown, .txt, .rst, …; 3 other files")
+    assert "none of the query terms" not in text
+
+
+def test_open_in_editor_without_an_editor_says_so(window: MainWindow, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    monkeypatch.setattr("ragdesk.app.window.QDesktopServices.openUrl", lambda url: False)
+    window.open_current_note()
+    assert (
+        window.statusBar()
+        .currentMessage()
+        .startswith("No editor command is set, and the system has no app to open git.md. Set one in Settings (Ctrl+,)")
+    )
+
+
+def test_a_missing_folder_from_a_launcher_opens_the_window_with_the_message(make_window, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(notes))
+    w.show_missing_folder("/nope")
+    assert w.statusBar().currentMessage() == (
+        f"The folder /nope does not exist or cannot be read; showing {notes.resolve()} instead."
+    )
+
+
+def test_cli_opens_the_window_for_a_missing_folder(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.app import main as app_main
+    from ragdesk.cli import main
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(app_main, "run", lambda folder, index_dir, missing=None: calls.append((folder, missing)) or 0)
+    assert main(["/nope/notes"]) == 0
+    assert calls == [(None, "/nope/notes")]
+    assert capsys.readouterr().err == "ragdesk: error: notes folder not found: /nope/notes\n"
