@@ -72,7 +72,7 @@ class ShareBarDelegate(QStyledItemDelegate):
 
 
 class HtmlDelegate(QStyledItemDelegate):
-    """Renders the HtmlRole of a cell (highlighted snippet) on one line, elided by the cell."""
+    """Renders a result's highlighted passage, wrapped to the cell's width and clipped to its height."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
@@ -90,13 +90,13 @@ class HtmlDelegate(QStyledItemDelegate):
         doc.setDocumentMargin(2)
         doc.setDefaultFont(opt.font)
         doc.setHtml(html_text)
-        doc.setTextWidth(10_000)
+        doc.setTextWidth(max(40, opt.rect.width()))  # wrapped: the row shows about three lines
         ctx = QAbstractTextDocumentLayout.PaintContext()
         if opt.state & QStyle.StateFlag.State_Selected:
             ctx.palette.setColor(QPalette.ColorRole.Text, opt.palette.color(QPalette.ColorRole.HighlightedText))
         painter.save()
         painter.setClipRect(opt.rect)
-        painter.translate(opt.rect.left(), opt.rect.top() + (opt.rect.height() - doc.size().height()) / 2)
+        painter.translate(opt.rect.left(), opt.rect.top() + max(0.0, (opt.rect.height() - doc.size().height()) / 2))
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 

@@ -21,6 +21,7 @@ HtmlRole = Qt.ItemDataRole.UserRole + 3  # rich text for the snippet delegate
 ShareRole = Qt.ItemDataRole.UserRole + 4  # float in [0, 1] for a breakdown bar
 
 Index = QModelIndex | QPersistentModelIndex
+SNIPPET_CHARS = 260  # about three lines of the snippet column at the default window size
 
 
 # A light qualitative palette: neighbours differ clearly, text stays readable on top.
@@ -57,17 +58,40 @@ def term_color(term: str) -> QColor:
     return color if color is not None else QColor(PALETTE[zlib.crc32(term.encode("utf-8")) % len(PALETTE)])
 
 
+def best_passage(text: str, spans: list[tuple[int, int, str]], width: int = SNIPPET_CHARS) -> tuple[int, int]:
+    """The `width` characters of `text` holding the most distinct matched terms (then the most matches),
+    widened to word boundaries: what a result shows of its chunk."""
+    if len(text) <= width:
+        return 0, len(text)
+    best, best_key = 0, (-1, -1)
+    for start, _, _ in spans:
+        lo = max(0, min(start - width // 4, len(text) - width))
+        inside = [t for s, e, t in spans if s >= lo and e <= lo + width]
+        key = (len(set(inside)), len(inside))
+        if key > best_key:
+            best, best_key = lo, key
+    lo, hi = best, min(len(text), best + width)
+    while lo > 0 and not text[lo - 1].isspace() and best - lo < 20:
+        lo -= 1
+    while hi < len(text) and not text[hi].isspace() and hi - best - width < 20:
+        hi += 1
+    return lo, hi
+
+
 def highlighted_html(text: str, spans: list[tuple[int, int, str]], limit: int | None = None) -> str:
-    """Escape `text` and wrap matched spans in their term colour; collapse to `limit` chars if given."""
-    out: list[str] = []
-    pos = 0
+    """Escape `text` and wrap matched spans in their term colour. With `limit`: only the best passage
+    of about that many characters (see best_passage), white space folded, "…" where it was cut."""
+    lo, hi = best_passage(text, spans, limit) if limit is not None else (0, len(text))
+    out: list[str] = ["… " if lo > 0 else ""]
+    pos = lo
     for start, end, term in sorted(spans):
-        if start < pos:
+        if start < pos or end > hi:
             continue
         out.append(html.escape(text[pos:start]))
         out.append(f'<span style="background-color:{term_color(term).name()}">{html.escape(text[start:end])}</span>')
         pos = end
-    out.append(html.escape(text[pos:]))
+    out.append(html.escape(text[pos:hi]))
+    out.append(" …" if hi < len(text) else "")
     body = "".join(out)
     if limit is not None:
         body = " ".join(body.split())
@@ -104,12 +128,39 @@ class ResultsModel(_TableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.result: SearchResult | None = None
-        self.hits: list[Hit] = []
+        self.hits: list[Hit] = []  # the rows shown
+        self.all_hits: list[Hit] = []  # every hit of the result, in rank order
+        self.grouped = False
+        self.folded: dict[int, int] = {}  # grouped: chunk id shown -> how many more chunks of its note
         self.highlights: dict[int, list[tuple[int, int, str]]] = {}
         self.stale: set[int] = set()
         self.excluded: set[tuple[str, int, int]] = set()  # passages the user unticked (Hit.key: path, span)
         self.findings: dict[int, list[Finding]] = {}  # chunk id -> instruction-like passages
         self._max_bm25 = 1.0
+
+    def set_grouped(self, grouped: bool) -> None:
+        """Group results by note: each note once, at its best chunk's place, its other chunks folded
+        beneath it (counted in the source column; the prompt takes what is shown)."""
+        if grouped == self.grouped:
+            return
+        self.beginResetModel()
+        self.grouped = grouped
+        self._layout()
+        self.endResetModel()
+
+    def _layout(self) -> None:
+        if not self.grouped:
+            self.hits = list(self.all_hits)
+            self.folded = {}
+            return
+        firsts: dict[str, Hit] = {}
+        self.folded = {}
+        for h in self.all_hits:
+            if h.path in firsts:
+                self.folded[firsts[h.path].chunk_id] = self.folded.get(firsts[h.path].chunk_id, 0) + 1
+            else:
+                firsts[h.path] = h
+        self.hits = list(firsts.values())
 
     def set_result(
         self,
@@ -123,7 +174,8 @@ class ResultsModel(_TableModel):
         self.beginResetModel()
         set_query_terms([t.term for t in result.terms])
         self.result = result
-        self.hits = list(result.hits)
+        self.all_hits = list(result.hits)
+        self._layout()
         self.highlights = highlights
         self.stale = stale
         if findings is None:
@@ -135,6 +187,7 @@ class ResultsModel(_TableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self.result, self.hits, self.highlights, self.stale, self.findings = None, [], {}, set(), {}
+        self.all_hits, self.folded = [], {}
         self.endResetModel()
 
     def max_bm25_score(self) -> float:
@@ -147,7 +200,7 @@ class ResultsModel(_TableModel):
 
     def snippet_html(self, row: int) -> str | None:
         hit = self.hit_at(row)
-        return None if hit is None else highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), limit=300)
+        return None if hit is None else highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), SNIPPET_CHARS)
 
     def included_hits(self) -> list[Hit]:
         return [h for h in self.hits if h.key not in self.excluded]
@@ -182,9 +235,11 @@ class ResultsModel(_TableModel):
             if col == self.COL_SOURCE:
                 marks = ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
                 heading = f" › {shown(hit.heading)}" if hit.heading else ""
+                more = self.folded.get(hit.chunk_id, 0)
+                folded = f"  (+{more} more in this note)" if more else ""
                 if hit.page is not None:  # a PDF: cited by page
-                    return marks + hit.shown_path + f" › p. {hit.page}" + heading
-                return marks + hit.shown_path + heading + f" :{hit.start_line}"
+                    return marks + hit.shown_path + f" › p. {hit.page}" + heading + folded
+                return marks + hit.shown_path + heading + f" :{hit.start_line}" + folded
             if col == self.COL_SNIPPET:
                 return " ".join(hit.text.split())[:300]
         if role == HtmlRole and col == self.COL_SNIPPET:

@@ -190,15 +190,18 @@ class MainWindow(QMainWindow):
         self.results_view.setAlternatingRowColors(True)
         self.results_view.setTabKeyNavigation(False)  # Tab leaves the table for the next pane
         self.results_view.installEventFilter(self)  # Space toggles Use
-        self.results_view.setWordWrap(False)
+        self.results_view.setWordWrap(True)
+        lines = self.results_view.fontMetrics().lineSpacing()
+        self.results_view.verticalHeader().setDefaultSectionSize(3 * lines + 8)  # three lines of the passage
+        self.results_view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.results_view.horizontalHeader()
         header.setSectionResizeMode(ResultsModel.COL_SNIPPET, QHeaderView.ResizeMode.Stretch)
         for col, width in (
             (ResultsModel.COL_USE, 36),
             (ResultsModel.COL_RANK, 34),
             (ResultsModel.COL_SCORE, 64),
-            (ResultsModel.COL_SOURCE, 260),
-            (ResultsModel.COL_BAR, 110),
+            (ResultsModel.COL_SOURCE, 200),
+            (ResultsModel.COL_BAR, 80),
         ):
             self.results_view.setColumnWidth(col, width)
         self.results_view.setItemDelegateForColumn(
@@ -225,7 +228,12 @@ class MainWindow(QMainWindow):
         self.show_more_button.setObjectName("showMoreButton")
         self.show_more_button.clicked.connect(self.show_more)
         self.show_more_button.hide()
+        self.group_check = QCheckBox("Group by note", self)
+        self.group_check.setObjectName("groupByNoteCheck")
+        self.group_check.setToolTip("Each note once, at its best chunk; its other matching chunks folded beneath it")
+        self.group_check.toggled.connect(self._on_group_toggled)
         more.addWidget(self.match_count_label, 1)
+        more.addWidget(self.group_check)
         more.addWidget(self.show_more_button)
         lv.addLayout(more)
 
@@ -488,10 +496,15 @@ class MainWindow(QMainWindow):
         (self.budget_radio if s.get("prompt/mode", "k") == "budget" else self.topk_radio).setChecked(True)
         self.order_combo.setCurrentIndex(max(0, self.order_combo.findData(s.get("prompt/order", "rank"))))
         self.format_combo.setCurrentIndex(max(0, self.format_combo.findData(s.get("prompt/format", "markdown"))))
+        self.group_check.setChecked(s.get("results/grouped", False, bool))
         geometry = s.get("window/geometry", None, QByteArray)
         if geometry is None or not self.restoreGeometry(geometry):
-            self.resize(1280, 800)
-            self.main_splitter.setSizes([640, 640])
+            screen = QGuiApplication.primaryScreen()
+            area = screen.availableGeometry() if screen is not None else None
+            width = min(1400, int(area.width() * 0.9)) if area is not None else 1280  # suits the screen
+            height = min(900, int(area.height() * 0.9)) if area is not None else 800
+            self.resize(width, height)
+            self.main_splitter.setSizes([width // 2, width // 2])
             self.right_splitter.setSizes([520, 280])
             self.why_splitter.setSizes([150, 370])
         for key, splitter in (
@@ -516,6 +529,7 @@ class MainWindow(QMainWindow):
         s.set("prompt/mode", "budget" if self.budget_radio.isChecked() else "k")
         s.set("prompt/order", self.order_combo.currentData())
         s.set("prompt/format", self.format_combo.currentData())
+        s.set("results/grouped", self.group_check.isChecked())
         s.set("window/geometry", self.saveGeometry())
         s.set("window/main_splitter", self.main_splitter.saveState())
         s.set("window/right_splitter", self.right_splitter.saveState())
@@ -713,6 +727,14 @@ class MainWindow(QMainWindow):
         text = f"No notes found in this folder (looked for {shown_exts}; {other:,} other files ignored"
         text += f", {skipped} note files skipped: click the status bar)" if skipped else ")"
         return text + ". Open another folder with Ctrl+O, or change the note types in Settings (Ctrl+,)."
+
+    def _on_group_toggled(self, grouped: bool) -> None:
+        selected = self.current_hit()
+        self.results_model.set_grouped(grouped)
+        row = next((i for i, h in enumerate(self.results_model.hits) if selected and h.key == selected.key), 0)
+        if self.results_model.hits:
+            self.results_view.selectRow(row)
+        self._update_prompt()
 
     def show_more(self) -> None:
         """The next page of results (the list holds the first RESULTS_K; this adds as many)."""

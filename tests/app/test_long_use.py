@@ -24,7 +24,9 @@ def test_repainting_results_keeps_none_alive(window: MainWindow, qtbot) -> None:
     for _ in range(300):
         for view in views:
             view.repaint()
-    assert sys.getrefcount(None) >= before
+    # The broken binding dropped about 17 references per repaint here (thousands over this loop);
+    # a handful either way is other objects coming and going, not a leak.
+    assert sys.getrefcount(None) >= before - 5
 
 
 def test_a_broken_binding_is_refused_in_one_line(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -108,3 +108,34 @@ def test_cli_opens_the_window_for_a_missing_folder(monkeypatch, capsys) -> None:
     assert main(["/nope/notes"]) == 0
     assert calls == [(None, "/nope/notes")]
     assert capsys.readouterr().err == "ragdesk: error: notes folder not found: /nope/notes\n"
+
+
+def test_results_show_the_best_passage_and_group_by_note(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.app.models import SNIPPET_CHARS, ResultsModel
+
+    filler = " ".join(f"filler{i}" for i in range(70))
+    notes = {
+        "long.md": f"# Long\n\n{filler}\n\nThe zebra crossing rule is here.\n\n{filler}\n\n"
+        f"## Again\n\nzebra again {filler}\n",
+        "short.md": "# Short\n\nA zebra note.\n",
+    }
+    folder = write_notes(tmp_path / "n", notes)
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    result = search(qtbot, w, "zebra crossing")
+    model = w.results_model
+    long_row = next(i for i, h in enumerate(model.hits) if "crossing" in h.text)
+    html_text = model.snippet_html(long_row)
+    assert '">crossing</span>' in html_text and html_text.startswith("… ")
+    assert len(html_text) < 3 * SNIPPET_CHARS  # a passage, not the whole chunk
+    assert w.results_view.rowHeight(0) >= 3 * w.results_view.fontMetrics().lineSpacing()
+    n_long = sum(1 for h in result.hits if h.path == "long.md")
+    assert n_long >= 2
+    w.group_check.setChecked(True)
+    assert [h.path for h in model.hits].count("long.md") == 1 and len(model.hits) == 2
+    source = model.index([h.path for h in model.hits].index("long.md"), ResultsModel.COL_SOURCE).data()
+    assert source.endswith(f"(+{n_long - 1} more in this note)")
+    assert len(model.included_hits()) == 2  # the prompt takes what is shown
+    w.group_check.setChecked(False)
+    assert len(model.hits) == len(result.hits)
