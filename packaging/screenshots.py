@@ -41,7 +41,8 @@ def main() -> int:
     app.setWindowIcon(app_icon())
     with tempfile.TemporaryDirectory() as tmp:
         window = MainWindow(AppSettings(str(Path(tmp) / "settings.ini")), str(Path(tmp) / "index"))
-        window.resize(1400, 860)
+        window.resize(1280, 800)
+        window.main_splitter.setSizes([704, 576])
         window.show()
         window.open_folder(str(sample_notes_folder()))
         while window.engine.building or window.library is None:

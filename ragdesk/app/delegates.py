@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QPainter, QPalette, QTextDocument
+from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QFontMetrics, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from .models import BreakdownModel, ResultsModel, term_color
@@ -72,12 +72,14 @@ class ShareBarDelegate(QStyledItemDelegate):
 
 
 class HtmlDelegate(QStyledItemDelegate):
-    """Renders a result's highlighted passage, wrapped to the cell's width and clipped to its height."""
+    """Renders a result: the note and heading trail in bold on one line (elided in the middle), then
+    the highlighted passage wrapped to the cell's width and clipped to its height."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         model = index.model()
-        html_text = model.snippet_html(index.row()) if isinstance(model, ResultsModel) else None
-        if html_text is None:
+        row = index.row()
+        passage = model.passage_html(row) if isinstance(model, ResultsModel) else None
+        if passage is None:
             super().paint(painter, option, index)
             return
         opt = QStyleOptionViewItem(option)
@@ -86,17 +88,26 @@ class HtmlDelegate(QStyledItemDelegate):
         style = opt.widget.style() if opt.widget else None
         if style is not None:
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        doc = QTextDocument()
-        doc.setDocumentMargin(2)
-        doc.setDefaultFont(opt.font)
-        doc.setHtml(html_text)
-        doc.setTextWidth(max(40, opt.rect.width()))  # wrapped: the row shows about three lines
-        ctx = QAbstractTextDocumentLayout.PaintContext()
-        if opt.state & QStyle.StateFlag.State_Selected:
-            ctx.palette.setColor(QPalette.ColorRole.Text, opt.palette.color(QPalette.ColorRole.HighlightedText))
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        text_color = opt.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
+        rect = opt.rect.adjusted(4, 2, -4, -2)
+        bold = QFont(opt.font)
+        bold.setBold(True)
+        metrics = QFontMetrics(bold)
+        title = metrics.elidedText(model.title_text(row), Qt.TextElideMode.ElideMiddle, rect.width())
         painter.save()
         painter.setClipRect(opt.rect)
-        painter.translate(opt.rect.left(), opt.rect.top() + max(0.0, (opt.rect.height() - doc.size().height()) / 2))
+        painter.setFont(bold)
+        painter.setPen(text_color)
+        painter.drawText(rect.left(), rect.top() + metrics.ascent(), title)
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(opt.font)
+        doc.setHtml(passage)
+        doc.setTextWidth(max(40, rect.width()))
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.palette.setColor(QPalette.ColorRole.Text, text_color)
+        painter.translate(rect.left(), rect.top() + metrics.lineSpacing() + 2)
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
 

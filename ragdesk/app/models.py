@@ -121,7 +121,7 @@ class _TableModel(QAbstractTableModel):
 class ResultsModel(_TableModel):
     """Ranked chunks: include-in-prompt checkbox, rank, score, source, snippet, contribution bar."""
 
-    COLUMNS = ("Use", "#", "Score", "Note › heading", "Why (terms)", "Snippet")
+    COLUMNS = ("Use", "#", "Score", "Note › heading", "Why", "Result")
     COL_USE, COL_RANK, COL_SCORE, COL_SOURCE, COL_BAR, COL_SNIPPET = range(6)
     inclusion_changed = Signal()
 
@@ -198,9 +198,19 @@ class ResultsModel(_TableModel):
         """The hit shown in `row` (None outside the list); what paint paths and the window read."""
         return self.hits[row] if 0 <= row < len(self.hits) else None
 
-    def snippet_html(self, row: int) -> str | None:
+    def title_text(self, row: int) -> str:
+        """A result's first line: the note and its heading trail (and marks, page, folded chunks)."""
+        return str(self.data(self.index(row, self.COL_SOURCE)) or "")
+
+    def passage_html(self, row: int) -> str | None:
+        """The passage of the row's chunk that holds the most query terms, highlighted in their colours."""
         hit = self.hit_at(row)
         return None if hit is None else highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), SNIPPET_CHARS)
+
+    def snippet_html(self, row: int) -> str | None:
+        """A result as a person reads it: the title line in bold, then the passage."""
+        passage = self.passage_html(row)
+        return None if passage is None else f"<b>{html.escape(self.title_text(row))}</b><br>{passage}"
 
     def included_hits(self) -> list[Hit]:
         return [h for h in self.hits if h.key not in self.excluded]

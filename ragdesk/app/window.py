@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -37,6 +38,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QRadioButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableView,
@@ -192,7 +194,7 @@ class MainWindow(QMainWindow):
         self.results_view.installEventFilter(self)  # Space toggles Use
         self.results_view.setWordWrap(True)
         lines = self.results_view.fontMetrics().lineSpacing()
-        self.results_view.verticalHeader().setDefaultSectionSize(3 * lines + 8)  # three lines of the passage
+        self.results_view.verticalHeader().setDefaultSectionSize(4 * lines + 16)  # the title, three of the passage
         self.results_view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.results_view.horizontalHeader()
         header.setSectionResizeMode(ResultsModel.COL_SNIPPET, QHeaderView.ResizeMode.Stretch)
@@ -201,9 +203,12 @@ class MainWindow(QMainWindow):
             (ResultsModel.COL_RANK, 34),
             (ResultsModel.COL_SCORE, 64),
             (ResultsModel.COL_SOURCE, 200),
-            (ResultsModel.COL_BAR, 80),
+            (ResultsModel.COL_BAR, 70),
         ):
             self.results_view.setColumnWidth(col, width)
+        # The Result column shows the note and heading above the passage: the separate column (still in
+        # the model, for copying and tests) would only repeat it.
+        self.results_view.setColumnHidden(ResultsModel.COL_SOURCE, True)
         self.results_view.setItemDelegateForColumn(
             ResultsModel.COL_BAR,
             ContributionBarDelegate(self.results_model.max_bm25_score, self),
@@ -266,6 +271,9 @@ class MainWindow(QMainWindow):
         self.breakdown_view.selectionModel().currentRowChanged.connect(self._on_breakdown_row_changed)
         self.stats_label = QLabel("", self)
         self.stats_label.setObjectName("statsLabel")
+        self.stats_label.setWordWrap(True)  # unwrapped, it drew over the term table in small windows
+        self.breakdown_view.setMinimumHeight(5 * self.breakdown_view.fontMetrics().lineSpacing() + 40)
+        self.chunk_view.setMinimumHeight(4 * self.chunk_view.fontMetrics().lineSpacing())
         self.formula_label = QLabel("", self)
         self.formula_label.setObjectName("formulaLabel")
         self.formula_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -383,10 +391,16 @@ class MainWindow(QMainWindow):
 
         self.right_splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.right_splitter.setObjectName("rightSplitter")
-        self.right_splitter.addWidget(why)
+        why_scroll = QScrollArea(self)  # a small window scrolls the explanation instead of squeezing it
+        why_scroll.setObjectName("whyScroll")
+        why_scroll.setWidgetResizable(True)
+        why_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        why_scroll.setWidget(why)
+        self.right_splitter.addWidget(why_scroll)
         self.right_splitter.addWidget(prompt_box)
         self.main_splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.main_splitter.setObjectName("mainSplitter")
+        left.setMinimumWidth(420)  # the results keep room for their passage when the window shrinks
         self.main_splitter.addWidget(left)
         self.main_splitter.addWidget(self.right_splitter)
         self.main_splitter.setStretchFactor(0, 3)
@@ -504,7 +518,7 @@ class MainWindow(QMainWindow):
             width = min(1400, int(area.width() * 0.9)) if area is not None else 1280  # suits the screen
             height = min(900, int(area.height() * 0.9)) if area is not None else 800
             self.resize(width, height)
-            self.main_splitter.setSizes([width // 2, width // 2])
+            self.main_splitter.setSizes([width * 11 // 20, width * 9 // 20])  # the results win space
             self.right_splitter.setSizes([520, 280])
             self.why_splitter.setSizes([150, 370])
         for key, splitter in (

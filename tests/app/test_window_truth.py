@@ -127,7 +127,8 @@ def test_results_show_the_best_passage_and_group_by_note(make_window, tmp_path: 
     model = w.results_model
     long_row = next(i for i, h in enumerate(model.hits) if "crossing" in h.text)
     html_text = model.snippet_html(long_row)
-    assert '">crossing</span>' in html_text and html_text.startswith("… ")
+    assert '">crossing</span>' in html_text and html_text.startswith("<b>long.md › Long :")
+    assert "</b><br>… " in html_text
     assert len(html_text) < 3 * SNIPPET_CHARS  # a passage, not the whole chunk
     assert w.results_view.rowHeight(0) >= 3 * w.results_view.fontMetrics().lineSpacing()
     n_long = sum(1 for h in result.hits if h.path == "long.md")
