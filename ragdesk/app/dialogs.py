@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -132,14 +133,34 @@ class SettingsDialog(QDialog):
 
 
 class InstructionsDialog(QDialog):
-    """Edit the prompt's instructions (saved), with a reset to the defaults."""
+    """Edit the prompt's instructions (saved), pick or save named templates, or reset to the defaults."""
 
-    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+    def __init__(self, text: str, templates: dict[str, str] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Prompt instructions")
+        self.setObjectName("instructionsDialog")
+        self.templates: dict[str, str] = {"Default": DEFAULT_INSTRUCTIONS, **(templates or {})}
         layout = QVBoxLayout(self)
+        row = QHBoxLayout()
+        self.template_combo = QComboBox(self)
+        self.template_combo.setObjectName("instructionsTemplateCombo")
+        self.template_combo.addItem("Templates…", None)
+        for name in self.templates:
+            self.template_combo.addItem(name, name)
+        self.template_combo.activated.connect(self._on_template_activated)
+        self.name_edit = QLineEdit(self)
+        self.name_edit.setObjectName("templateNameEdit")
+        self.name_edit.setPlaceholderText("name, to save these instructions as a template")
+        save = QPushButton("Save as template", self)
+        save.setObjectName("saveTemplateButton")
+        save.clicked.connect(self.save_template)
+        row.addWidget(self.template_combo)
+        row.addWidget(self.name_edit, 1)
+        row.addWidget(save)
+        layout.addLayout(row)
         self.editor = QPlainTextEdit(text)
         self.editor.setObjectName("instructionsEdit")
+        self.editor.setTabChangesFocus(True)
         layout.addWidget(self.editor)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         reset = QPushButton("Reset to default")
@@ -148,7 +169,26 @@ class InstructionsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.resize(620, 260)
+        self.resize(660, 300)
+
+    def _on_template_activated(self, index: int) -> None:
+        name = self.template_combo.itemData(index)
+        if name is not None:
+            self.editor.setPlainText(self.templates[name])
+            self.name_edit.setText("" if name == "Default" else name)
+
+    def save_template(self) -> None:
+        """Keep the text under the name typed (kept in settings when the dialog is accepted)."""
+        name = self.name_edit.text().strip()
+        if not name or name == "Default":
+            self.name_edit.setPlaceholderText("type a name other than Default first")
+            return
+        if name not in self.templates:
+            self.template_combo.addItem(name, name)
+        self.templates[name] = self.editor.toPlainText()
+
+    def user_templates(self) -> dict[str, str]:
+        return {k: v for k, v in self.templates.items() if k != "Default"}
 
 
 class AboutDialog(QDialog):

@@ -115,6 +115,21 @@ class AppSettings:
     def instructions(self) -> str:
         return self.get("prompt/instructions", DEFAULT_INSTRUCTIONS)
 
+    def instruction_templates(self) -> dict[str, str]:
+        """The user's named instruction templates (stored as JSON: names and texts of any kind)."""
+        import json
+
+        try:
+            data = json.loads(self.get("prompt/templates", "{}"))
+        except (TypeError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def set_instruction_templates(self, templates: dict[str, str]) -> None:
+        import json
+
+        self.set("prompt/templates", json.dumps(templates, ensure_ascii=False))
+
     @property
     def embedder(self) -> str:
         """The embedding model of dense and hybrid search: "wordllama" or "model2vec:/local/folder"."""

@@ -1055,10 +1055,15 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Copied explanation", 3000)
 
     def edit_instructions(self) -> None:
-        dialog = InstructionsDialog(self.settings.instructions, self)
+        dialog = InstructionsDialog(self.settings.instructions, self.settings.instruction_templates(), self)
         if dialog.exec():
-            self.settings.set("prompt/instructions", dialog.editor.toPlainText())
-            self._update_prompt()
+            self.apply_instructions(dialog)
+
+    def apply_instructions(self, dialog: InstructionsDialog) -> None:
+        """Keep what the instructions dialog says: the text in use and the named templates."""
+        self.settings.set("prompt/instructions", dialog.editor.toPlainText())
+        self.settings.set_instruction_templates(dialog.user_templates())
+        self._update_prompt()
 
     # ---- notes --------------------------------------------------------------------------------
     def _on_result_activated(self, index: QModelIndex) -> None:

@@ -99,3 +99,21 @@ def test_fold_accents_finds_a_query_typed_without_diacritics(window: MainWindow,
     assert window.current_analyzer().fold_accents
     window.save_state()
     assert window.settings.analyzer().fold_accents
+
+
+def test_instruction_templates_are_saved_and_used(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.app.dialogs import InstructionsDialog
+
+    search(qtbot, window, "rebase history")
+    dialog = InstructionsDialog(window.settings.instructions, window.settings.instruction_templates(), window)
+    dialog.editor.setPlainText("Answer in Czech, citing [n].")
+    dialog.name_edit.setText("Czech")
+    dialog.save_template()
+    window.apply_instructions(dialog)
+    assert window.settings.instruction_templates() == {"Czech": "Answer in Czech, citing [n]."}
+    assert window.prompt_preview.toPlainText().startswith("Answer in Czech, citing [n].\n\nExcerpts:")
+    again = InstructionsDialog(window.settings.instructions, window.settings.instruction_templates(), window)
+    again.template_combo.setCurrentIndex(again.template_combo.findData("Default"))
+    again._on_template_activated(again.template_combo.findData("Default"))
+    assert again.editor.toPlainText().startswith("Answer the question using only")
+    assert again.template_combo.findData("Czech") > 0
