@@ -60,6 +60,14 @@ def window(make_window, notes: Path, qtbot) -> MainWindow:  # type: ignore[no-un
     return w
 
 
+def open_window(make_window, qtbot, folder: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    """A new window with `folder` open and its index loaded."""
+    w: MainWindow = make_window()
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    return w
+
+
 def search(qtbot, w: MainWindow, text: str):  # type: ignore[no-untyped-def]
     """Type a query like a person and wait for the results it produces."""
     w.search_field.clear()

@@ -11,14 +11,12 @@ from PySide6.QtWidgets import QDialog
 from ragdesk.app.window import MainWindow
 
 from ..conftest import write_notes
-from .conftest import search
+from .conftest import open_window, search
 
 
 def test_secret_is_redacted_on_the_clipboard_unless_allowed_once(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     folder = write_notes(tmp_path / "n", {"deploy.md": "# Deploy\n\nTo deploy, use the key AKIAIOSFODNN7EXAMPLE.\n"})
-    w: MainWindow = make_window()
-    with qtbot.waitSignal(w.library_loaded, timeout=20000):
-        w.open_folder(str(folder))
+    w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "deploy key")
     assert w.allow_secrets_check.isVisible() and not w.allow_secrets_check.isChecked()
     assert "1 secret(s) redacted ([1] line 3: AWS access key)" in w.prompt_info.text()

@@ -13,7 +13,7 @@ from ragdesk.app.window import MainWindow
 from ragdesk.core import store
 
 from ..conftest import write_notes
-from .conftest import search
+from .conftest import open_window, search
 
 
 def test_switching_folders_mid_build_stops_the_old_build(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -121,9 +121,7 @@ def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monke
     words = "river stone cloud field harbour lantern meadow orchard valley bridge".split()
     body = "\n".join(f"This paragraph talks about the {a} and the {b}." for a in words for b in words)
     pages = render_pdf(body + "\nThe zanzibar clause is on the last page.", folder / "report.pdf", header="Report")
-    w: MainWindow = make_window()
-    with qtbot.waitSignal(w.library_loaded, timeout=20000):
-        w.open_folder(str(folder))
+    w = open_window(make_window, qtbot, folder)
     qtbot.waitUntil(lambda: not w.engine.building, timeout=20000)
     result = search(qtbot, w, "zanzibar clause")
     assert result.hits[0].page == pages

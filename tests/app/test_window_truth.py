@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from ragdesk.app.window import RESULTS_K, MainWindow
 
 from ..conftest import write_notes
-from .conftest import search
+from .conftest import open_window, search
 
 
 def test_list_says_how_many_match_and_shows_more(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -30,9 +30,7 @@ def test_list_says_how_many_match_and_shows_more(make_window, tmp_path: Path, qt
 
 def test_notes_of_the_last_query_and_folder_go(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     folder = write_notes(tmp_path / "n", {"a.md": "# A\n\napples and pears\n"})
-    w: MainWindow = make_window()
-    with qtbot.waitSignal(w.library_loaded, timeout=20000):
-        w.open_folder(str(folder))
+    w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "apples zzzq")
     assert w.statusBar().currentMessage() == "Note: not in the notes: zzzq"
     search(qtbot, w, "pears")
@@ -69,9 +67,7 @@ def test_reset_resets_every_ranking_setting(window: MainWindow, qtbot) -> None: 
 
 def test_a_folder_without_notes_says_what_was_looked_for(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     folder = write_notes(tmp_path / "pics", {"a.png": b"\x89PNG..", "b.jpg": b"\xff\xd8\xff", "c.csv": "x,y"})
-    w: MainWindow = make_window()
-    with qtbot.waitSignal(w.library_loaded, timeout=20000):
-        w.open_folder(str(folder))
+    w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "anything")
     text = w.empty_label.text()
     assert text.startswith("No notes found in this folder (looked for .md, .markdown, .txt, .rst, …; 3 other files")
@@ -90,9 +86,7 @@ def test_open_in_editor_without_an_editor_says_so(window: MainWindow, qtbot, mon
 
 
 def test_a_missing_folder_from_a_launcher_opens_the_window_with_the_message(make_window, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
-    w: MainWindow = make_window()
-    with qtbot.waitSignal(w.library_loaded, timeout=20000):
-        w.open_folder(str(notes))
+    w = open_window(make_window, qtbot, notes)
     w.show_missing_folder("/nope")
     assert w.statusBar().currentMessage() == (
         f"The folder /nope does not exist or cannot be read; showing {notes.resolve()} instead."
@@ -120,9 +114,7 @@ def test_results_show_the_best_passage_and_group_by_note(make_window, tmp_path: 
         "short.md": "# Short\n\nA zebra note.\n",
     }
     folder = write_notes(tmp_path / "n", notes)
-    w: MainWindow = make_window()
-    with qtbot.waitSignal(w.library_loaded, timeout=20000):
-        w.open_folder(str(folder))
+    w = open_window(make_window, qtbot, folder)
     result = search(qtbot, w, "zebra crossing")
     model = w.results_model
     long_row = next(i for i, h in enumerate(model.hits) if "crossing" in h.text)
