@@ -13,7 +13,6 @@ from ..core.explain import TermRow
 from ..core.injection import Finding, describe
 from ..core.library import Hit, SearchResult
 from ..core.paths import shown
-from ..core.prompt import Excerpt
 
 HitRole = Qt.ItemDataRole.UserRole + 1
 RowsRole = Qt.ItemDataRole.UserRole + 2  # list[TermRow] of a hit (for the contribution bar)
@@ -167,10 +166,10 @@ class ResultsModel(_TableModel):
         result: SearchResult,
         highlights: dict[int, list[tuple[int, int, str]]],
         stale: set[int],
-        findings: dict[int, list[Finding]] | None = None,
+        findings: dict[int, list[Finding]],
     ) -> None:
-        """Show a result; `findings` (chunk id -> instruction-like passages) are found by the search
-        worker; without them they are found here."""
+        """Show a result; `findings` (chunk id -> instruction-like passages) were found by the search
+        worker, off the GUI thread."""
         self.beginResetModel()
         set_query_terms([t.term for t in result.terms])
         self.result = result
@@ -178,8 +177,6 @@ class ResultsModel(_TableModel):
         self._layout()
         self.highlights = highlights
         self.stale = stale
-        if findings is None:
-            findings = {h.chunk_id: f for h in self.hits if (f := Excerpt.of(h).findings)}
         self.findings = findings
         self._max_bm25 = max((sum(r.contribution for r in h.explain) for h in self.hits), default=0.0) or 1.0
         self.endResetModel()

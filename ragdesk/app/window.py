@@ -927,15 +927,22 @@ class MainWindow(QMainWindow):
             f" = {row.idf:.3f}"
         )
 
-    def _on_ranks_failed(self, serial: int, chunk_id: int, message: str) -> None:
+    def _about_selection(self, serial: int, chunk_id: int) -> bool:
+        """Whether a worker's answer is about the selected result of the current query."""
         hit = self.current_hit()
-        if hit is None or hit.chunk_id != chunk_id or self.last_request is None or serial != self.last_request.serial:
-            return
-        self.ranks_label.setText(f"Rank under each analyzer — not available: {message}")
+        return (
+            hit is not None
+            and hit.chunk_id == chunk_id
+            and self.last_request is not None
+            and (serial == self.last_request.serial)
+        )
+
+    def _on_ranks_failed(self, serial: int, chunk_id: int, message: str) -> None:
+        if self._about_selection(serial, chunk_id):
+            self.ranks_label.setText(f"Rank under each analyzer — not available: {message}")
 
     def _on_ranks_found(self, serial: int, chunk_id: int, ranks: dict[str, int | None]) -> None:
-        hit = self.current_hit()
-        if hit is None or hit.chunk_id != chunk_id or self.last_request is None or serial != self.last_request.serial:
+        if not self._about_selection(serial, chunk_id):
             return
         parts = [f"{name}: {ordinal(rank) if rank else 'no match'}" for name, rank in ranks.items()]
         self.ranks_label.setText("Rank under each analyzer — " + " · ".join(parts))

@@ -190,6 +190,13 @@ class SearchWorker(QObject):
             self._embedders[spec] = load_embedder(spec)
         return self._embedders[spec]
 
+    def _mode(self, request: SearchRequest, lib: Library) -> tuple[str, Embedder | None]:
+        """The mode the request can run in, and its embedder: BM25 until the build process has computed
+        the embeddings (never in the window's process)."""
+        if request.mode == "bm25" or not lib.has_dense(embedder_name(request.embedder)):
+            return "bm25", None
+        return request.mode, self._embedder(request.embedder)
+
     @Slot(object)
     def set_library(self, library: Library) -> None:
         self.library = library
@@ -200,10 +207,7 @@ class SearchWorker(QObject):
             return
         lib = self.library
         try:
-            mode = request.mode
-            if mode != "bm25" and not lib.has_dense(embedder_name(request.embedder)):
-                mode = "bm25"  # embeddings are computed by the build process, never in the window's process
-            embedder = self._embedder(request.embedder) if mode != "bm25" else None
+            mode, embedder = self._mode(request, lib)
             result = lib.search(request.query, request.analyzer, request.k1, request.b, request.k, True, mode, embedder)
             if mode != request.mode and result.reason is None:
                 result.reason = f"embeddings are not computed yet: BM25 results shown instead of {request.mode}"
@@ -231,8 +235,7 @@ class SearchWorker(QObject):
             self.why_not_failed.emit("no index is open")
             return
         try:
-            mode = request.mode if self.library.has_dense(embedder_name(request.embedder)) else "bm25"
-            embedder = self._embedder(request.embedder) if mode != "bm25" else None
+            mode, embedder = self._mode(request, self.library)
             why = why_not(
                 self.library, request.query, path, request.analyzer, request.k1, request.b, request.k, mode, embedder
             )

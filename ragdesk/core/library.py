@@ -40,6 +40,7 @@ from .index import (
     MergedTermIndex,
     QueryTermRef,
     TermIndex,
+    _segment_sums,
     derive_term_index,
     score_all,
     search_top_k,
@@ -138,7 +139,7 @@ class Hit:
 
     @property
     def shown_path(self) -> str:
-        """`path` as a person sees it (see loader.shown); `path` itself opens the file."""
+        """`path` as a person sees it (see paths.shown); `path` itself opens the file."""
         return shown(self.path)
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
@@ -400,10 +401,7 @@ class Library:
         """Every file the folder's walk found, with its status: indexed (chunks, tokens, pages, when it
         was read), decoded with a fallback (and why), or skipped (and why); in path order."""
         fwd = self.forward()
-        ptr = np.asarray(fwd.row_ptr)
-        counts = np.asarray(fwd.counts, np.int64)
-        per_chunk = np.add.reduceat(counts, ptr[:-1]) if len(counts) else np.zeros(self.n_chunks, np.int64)
-        per_chunk[np.diff(ptr) == 0] = 0  # reduceat repeats the next value for an empty row
+        per_chunk = _segment_sums(np.asarray(fwd.counts), np.asarray(fwd.row_ptr))  # tokens per chunk
         chunks_per_note = np.bincount(np.asarray(self.chunk_note), minlength=len(self.note_paths))
         tokens_per_note = np.bincount(np.asarray(self.chunk_note), weights=per_chunk, minlength=len(self.note_paths))
         caveats = {s.path: s for s in self.skipped}
@@ -1141,30 +1139,27 @@ def build_index(
     folder_path = Path(folder).resolve()
     root = store.index_dir_for(folder_path, index_dir)
     try:
-        lock = store.build_lock(root, cancelled, waiting)
-        lock.__enter__()
-    except store.IndexBusy as exc:
+        with store.build_lock(root, cancelled, waiting):
+            store.remove_stale_temporaries(root)
+            if previous is not None and reuse_stored:
+                current = store.current_generation(root)
+                stale = current is None or current.name != previous.generation.name  # another process built since
+                if stale or previous.folder != folder_path:
+                    previous = None
+            return _build_locked(
+                t0,
+                folder_path,
+                root,
+                settings or IndexSettings(),
+                progress,
+                cancelled,
+                workers,
+                previous,
+                reuse_stored,
+                warm,
+            )
+    except store.IndexBusy as exc:  # cancelled while another process held the lock
         raise BuildCancelled(f"indexing was cancelled while {exc}") from exc
-    with contextlib.ExitStack() as held:
-        held.push(lock)
-        store.remove_stale_temporaries(root)
-        if previous is not None and reuse_stored:
-            current = store.current_generation(root)
-            stale = current is None or current.name != previous.generation.name  # another process built since
-            if stale or previous.folder != folder_path:
-                previous = None
-        return _build_locked(
-            t0,
-            folder_path,
-            root,
-            settings or IndexSettings(),
-            progress,
-            cancelled,
-            workers,
-            previous,
-            reuse_stored,
-            warm,
-        )
 
 
 def _build_locked(

@@ -70,9 +70,8 @@ class Excerpt:
     def of(cls, hit: Any, findings: list[Finding] | None = None) -> Excerpt:
         """A search hit as an excerpt, its source as a person reads it (see paths.shown); `findings`:
         what detect_injection found in it already (the window's search worker looks once)."""
-        page = getattr(hit, "page", None)
         return cls(
-            shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank, page, findings
+            shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank, hit.page, findings
         )
 
     @property
@@ -186,9 +185,10 @@ def build_prompt(
     found: list[tuple[int, Secret]] = []
     for i, ex in enumerate(ordered, start=1):
         parts.append(format_excerpt(i, ex, fmt))
-        secrets = find_secrets(ex.text.strip("\n"))
+        body = ex.text.strip("\n")  # as format_excerpt quotes it, so secrets' lines are the excerpt's lines
+        secrets = find_secrets(body)
         found += [(i, s) for s in secrets]
-        clean.append(format_excerpt(i, ex, fmt, redact(ex.text.strip("\n"), secrets)) if secrets else parts[-1])
+        clean.append(format_excerpt(i, ex, fmt, redact(body, secrets)) if secrets else parts[-1])
         findings = ex.findings
         if findings:
             flagged.append((i, findings))

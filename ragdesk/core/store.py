@@ -123,14 +123,11 @@ def preallocated_array(path: Path, dtype: Any, shape: tuple[int, ...]) -> np.nda
     """A new .npy file of `shape`, memory-mapped for writing, its space reserved first: writing into a
     sparse map on a full disk kills the process with SIGBUS; reserving fails with ENOSPC instead."""
     dt = np.dtype(dtype)
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(
-        header, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False, "shape": shape}
-    )
+    header = _npy_header(dt, shape)
     n_bytes = int(np.prod(shape)) * dt.itemsize
-    size = len(header.getvalue()) + n_bytes
+    size = len(header) + n_bytes
     with create_private(path) as fh:
-        fh.write(header.getvalue())
+        fh.write(header)
         fh.flush()
         try:
             os.posix_fallocate(fh.fileno(), 0, size)
@@ -140,7 +137,16 @@ def preallocated_array(path: Path, dtype: Any, shape: tuple[int, ...]) -> np.nda
             fh.truncate(size)
     if not n_bytes:
         return np.zeros(shape, dt)
-    return np.memmap(path, dtype=dt, mode="r+", offset=len(header.getvalue()), shape=shape)
+    return np.memmap(path, dtype=dt, mode="r+", offset=len(header), shape=shape)
+
+
+def _npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
+    """The .npy header (format 1.0) of a C-ordered array of `dtype` and `shape`."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
+    )
+    return header.getvalue()
 
 
 def tmp_name(path: Path) -> Path:
@@ -162,11 +168,10 @@ def write_arrays(folder: Path, arrays: dict[str, np.ndarray], blobs: dict[str, b
 
 def write_byte_array(path: Path, pieces: list[Any], total: int) -> dict[str, int]:
     """Write byte pieces as one uint8 .npy (so it memory-maps like the arrays); returns size and CRC."""
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False, "shape": (total,)})
-    crc = zlib.crc32(header.getvalue())
+    header = _npy_header(np.dtype(np.uint8), (total,))
+    crc = zlib.crc32(header)
     with create_private(path) as out:
-        out.write(header.getvalue())
+        out.write(header)
         for piece in pieces:
             data = memoryview(piece).cast("B") if not isinstance(piece, bytes) else piece
             out.write(data)
@@ -201,18 +206,24 @@ def remove_tree(path: Path) -> list[str]:
     return failures
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write a JSON file atomically, through a temporary name of this process's own."""
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically: through a temporary name of this process's own, synced,
+    then renamed over it (the temporary goes whatever happens)."""
     tmp = tmp_name(path)
     try:
         with create_private(tmp) as fh:
-            fh.write(json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii"))  # C encoder
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write a JSON file atomically."""
+    replace_atomically(path, json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii"))  # C encoder
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> dict[str, int]:
@@ -349,10 +360,9 @@ def _temporary_pid(name: str) -> int | None:
     return int(m.group(1) or m.group(2)) if m else None
 
 
-def remove_stale_temporaries(root: Path) -> list[Path]:
+def remove_stale_temporaries(root: Path) -> None:
     """Remove what writers killed mid-way left behind: temporary files and folders (a derivation's
-    .tmp-terms-*, a manifest's temporary) whose process is gone. Returns what was removed."""
-    removed: list[Path] = []
+    .tmp-terms-*, a manifest's temporary) whose process is gone."""
     candidates = [*root.glob(".*.tmp"), *root.glob("gen-*/.tmp-*"), *root.glob("gen-*/.*.tmp")]
     candidates += [*root.glob("gen-*/delta/.*.tmp"), *root.glob("gen-*/terms-*/.*.tmp")]
     for path in candidates:
@@ -362,8 +372,6 @@ def remove_stale_temporaries(root: Path) -> list[Path]:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
 
 
 def current_generation(root: Path) -> Path | None:
@@ -379,16 +387,7 @@ def publish(root: Path, generation: Path, also_keep: Path | None = None) -> None
     """Make `generation` current atomically, then remove older generations (but `also_keep`,
     the base a delta generation builds on). Called with the index's build lock held."""
     secure_tree(generation)
-    tmp = tmp_name(root / CURRENT)
-    try:
-        with create_private(tmp) as fh:
-            fh.write(generation.name.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, root / CURRENT)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    replace_atomically(root / CURRENT, generation.name.encode("utf-8"))
     prune(root, keep=[generation] + ([also_keep] if also_keep is not None else []))
 
 
@@ -410,8 +409,6 @@ def build_lock(
     builds of one index run one after the other. `waiting` is called once if another process holds
     it; `cancelled` is polled meanwhile (raises IndexBusy when it says so)."""
     private_dir(root)
-    with contextlib.suppress(OSError):
-        os.chmod(root, DIR_MODE)
     fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
         told = False
@@ -442,10 +439,10 @@ def _try_lock(fd: int) -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except (BlockingIOError, PermissionError):
         return False
-    except OSError as exc:
-        if os.name == "nt":  # pragma: no cover
+    except OSError:
+        if os.name == "nt":  # pragma: no cover - msvcrt says "deadlock avoided" for a held lock
             return False
-        raise exc
+        raise
     return True
 
 
