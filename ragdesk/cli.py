@@ -22,11 +22,18 @@ class CliError(Exception):
 
 def _add_index_options(p: argparse.ArgumentParser) -> None:
     from .core.chunking import CHUNKERS, ChunkOptions
+    from .core.loader import DEFAULT_MAX_BYTES
 
     p.add_argument("--index-dir", help="where the index lives (default: per-user cache, one folder per notes folder)")
     p.add_argument("--chunker", choices=CHUNKERS, default="markdown", help="how notes are cut (default: markdown)")
-    p.add_argument("--chunk-size", type=int, default=80, help="target words per chunk (default: 80)")
-    p.add_argument("--overlap", type=int, default=20, help="words shared by neighbouring chunks (default: 20)")
+    chunk = ChunkOptions()
+    p.add_argument("--chunk-size", type=int, default=chunk.size, help=f"target words per chunk (default: {chunk.size})")
+    p.add_argument(
+        "--overlap",
+        type=int,
+        default=chunk.overlap,
+        help=f"words shared by neighbouring chunks (default: {chunk.overlap})",
+    )
     p.add_argument(
         "--min-fill",
         type=float,
@@ -44,7 +51,8 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org,.pdf)",
     )
-    p.add_argument("--max-mb", type=float, default=10.0, help="skip files larger than this (default: 10)")
+    max_mb = DEFAULT_MAX_BYTES / (1024 * 1024)
+    p.add_argument("--max-mb", type=float, default=max_mb, help=f"skip files larger than this (default: {max_mb:g})")
     p.add_argument(
         "--follow-outside-links",
         action="store_true",
@@ -53,7 +61,9 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_query_options(p: argparse.ArgumentParser) -> None:
-    from .core.analyzers import ANALYZERS, DEFAULT_ANALYZER, DEFAULT_TRIGRAM_WEIGHT
+    from .core.analyzers import ANALYZERS, DEFAULT_ANALYZER, DEFAULT_TRIGRAM_WEIGHT, AnalyzerConfig
+    from .core.bm25 import DEFAULT_B, DEFAULT_K1
+    from .core.dense import DEFAULT_EMBEDDER, MODES
 
     p.add_argument(
         "--analyzer",
@@ -62,21 +72,26 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
         help=f"words, stems, trigrams, or combined = stems + {DEFAULT_TRIGRAM_WEIGHT:g} x trigrams "
         f"(default: {DEFAULT_ANALYZER})",
     )
-    p.add_argument("--stem-length", type=int, default=5, help="letters kept by the stems analyzer (default: 5)")
+    stem = AnalyzerConfig().stem_length
+    p.add_argument(
+        "--stem-length", type=int, default=stem, help=f"letters kept by the stems analyzer (default: {stem})"
+    )
     p.add_argument("--fold-accents", action="store_true", help="match accented and plain letters alike")
     p.add_argument("--stop-words", default="", help="stop-word lists to drop, comma-separated (en,cs,uk,fr,it,de)")
-    p.add_argument("--k1", type=float, default=1.2, help="BM25 term-frequency saturation (default: 1.2)")
-    p.add_argument("--b", type=float, default=0.75, help="BM25 length normalization (default: 0.75)")
+    p.add_argument(
+        "--k1", type=float, default=DEFAULT_K1, help=f"BM25 term-frequency saturation (default: {DEFAULT_K1})"
+    )
+    p.add_argument("--b", type=float, default=DEFAULT_B, help=f"BM25 length normalization (default: {DEFAULT_B})")
     p.add_argument("--no-refresh", action="store_true", help="use the stored index as is, without checking for changes")
     p.add_argument(
         "--mode",
-        choices=("bm25", "dense", "hybrid"),
-        default="bm25",
+        choices=MODES,
+        default=MODES[0],
         help='bm25, dense (embeddings) or hybrid (reciprocal rank fusion); dense needs pip install "ragdesk[dense]"',
     )
     p.add_argument(
         "--embedder",
-        default="wordllama",
+        default=DEFAULT_EMBEDDER,
         help="embedding model of dense/hybrid: wordllama (default, bundled) or model2vec:/path/to/local/model",
     )
 
@@ -168,8 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace) -> Any:
     from .core.chunking import ChunkOptions
-    from .core.library import IndexSettings
     from .core.loader import DEFAULT_EXTENSIONS, LoadOptions
+    from .core.params import IndexSettings
 
     exts = DEFAULT_EXTENSIONS
     if args.extensions:
@@ -187,6 +202,15 @@ def _settings(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from exc
 
 
+def _check_bm25(k1: float, b: float) -> None:
+    from .core.bm25 import check_params
+
+    try:
+        check_params(k1, b)
+    except ValueError:
+        raise CliError(f"--k1 must be at least 0 and --b between 0 and 1, both finite (got {k1:g} and {b:g})") from None
+
+
 def _analyzer(args: argparse.Namespace) -> Any:
     from .core.analyzers import AnalyzerConfig
 
@@ -195,6 +219,13 @@ def _analyzer(args: argparse.Namespace) -> Any:
         return AnalyzerConfig(args.analyzer, args.stem_length, args.fold_accents, stops)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+
+
+def _params(args: argparse.Namespace, k: int | None = None) -> Any:
+    """The query's SearchParams from the command line (`k`: rank this many instead of -k)."""
+    from .core.params import SearchParams
+
+    return SearchParams(_analyzer(args), args.k1, args.b, k if k is not None else args.k, args.mode)
 
 
 def _embedder(args: argparse.Namespace) -> Any:
@@ -212,7 +243,8 @@ def _embedder(args: argparse.Namespace) -> Any:
 def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
     """Open the folder's index, building or refreshing it as needed (with the indexes of the
     analyzer that `args` ask for, derived in the build's worker processes)."""
-    from .core.library import Library, build_index
+    from .core.build import build_index
+    from .core.reader import IndexReader
     from .core.store import IndexDamaged
 
     folder = Path(args.folder)
@@ -221,7 +253,7 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
     settings = _settings(args)
     if not refresh:
         try:
-            lib = Library.open(folder, args.index_dir)
+            lib = IndexReader.open(folder, args.index_dir)
             if lib.settings == settings:
                 return lib
         except IndexDamaged:
@@ -234,7 +266,7 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
         # Full disk or read-only storage: answer from the index as it is, and say it is stale.
         message = _storage_message(exc, folder, args.index_dir)
         try:
-            lib = Library.open(folder, args.index_dir)
+            lib = IndexReader.open(folder, args.index_dir)
         except IndexDamaged:
             raise CliError(message) from exc
         print(f"ragdesk: warning: index is stale: {message}", file=sys.stderr)
@@ -256,7 +288,8 @@ def _storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:
 
 def cmd_index(args: argparse.Namespace) -> int:
     from .core.analyzers import AnalyzerConfig
-    from .core.library import Library, build_index
+    from .core.build import build_index
+    from .core.reader import IndexReader
     from .core.store import IndexDamaged
 
     folder = Path(args.folder)
@@ -265,7 +298,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     damaged = None
     if args.verify:
         try:
-            Library.open(folder, args.index_dir, verify=True)
+            IndexReader.open(folder, args.index_dir, verify=True)
         except IndexDamaged as exc:
             damaged = str(exc)
     try:
@@ -363,13 +396,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise CliError("-k must be at least 1")
     lib = _library(args, refresh=not args.no_refresh)
-    analyzer = _analyzer(args)
+    params = _params(args)
     embedder = _embedder(args)
     if args.queries is None:
-        result = lib.search(
-            args.query, analyzer, args.k1, args.b, args.k, args.explain or args.json, args.mode, embedder
-        )
-        why = _why_not(lib, args, analyzer, embedder) if args.why_not else None
+        result = lib.search(args.query, params, explain=args.explain or args.json, embedder=embedder)
+        why = _why_not(lib, args, params, embedder) if args.why_not else None
         if args.json:
             data = result.to_json(with_explain=True)
             if why is not None:
@@ -400,7 +431,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             if not isinstance(query, str):
                 raise ValueError(f"query must be a string, not {type(query).__name__}")
             query.encode("utf-8")  # a lone surrogate (\ud800) is not text
-            out = lib.search(query, analyzer, args.k1, args.b, args.k, args.explain, args.mode, embedder)
+            out = lib.search(query, params, explain=args.explain, embedder=embedder)
             print(json.dumps({"id": qid, **out.to_json(args.explain)}, ensure_ascii=False))
         except (ValueError, UnicodeEncodeError) as exc:
             failed += 1
@@ -411,7 +442,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _why_not(lib: Any, args: argparse.Namespace, analyzer: Any, embedder: Any) -> Any:
+def _why_not(lib: Any, args: argparse.Namespace, params: Any, embedder: Any) -> Any:
     from .core.whynot import NotIndexed, why_not
 
     path = args.why_not
@@ -422,7 +453,7 @@ def _why_not(lib: Any, args: argparse.Namespace, analyzer: Any, embedder: Any) -
         except ValueError:
             raise CliError(f"--why-not {args.why_not}: not inside {folder}") from None
     try:
-        return why_not(lib, args.query, path, analyzer, args.k1, args.b, args.k, args.mode, embedder)
+        return why_not(lib, args.query, path, params, embedder)
     except NotIndexed as exc:
         raise CliError(str(exc)) from exc
 
@@ -451,7 +482,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     if args.budget_tokens is not None and args.budget_tokens < 1:
         raise CliError("--budget-tokens must be at least 1")
     lib = _library(args, refresh=not args.no_refresh)
-    result = lib.search(args.question, _analyzer(args), args.k1, args.b, args.k * 3, False, args.mode, _embedder(args))
+    result = lib.search(args.question, _params(args, k=args.k * 3), explain=False, embedder=_embedder(args))
     excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(
         args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order, fmt=args.format
@@ -593,10 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     from .core.store import IndexDamaged
 
     try:
-        if hasattr(args, "k1") and not (0 <= args.k1 < float("inf") and 0 <= args.b <= 1):
-            raise CliError(
-                f"--k1 must be at least 0 and --b between 0 and 1, both finite (got {args.k1:g} and {args.b:g})"
-            )
+        if hasattr(args, "k1"):
+            _check_bm25(args.k1, args.b)
         return handlers[args.command](args)
     except (CliError, IgnoreFileUnreadable) as exc:
         print(f"ragdesk: error: {exc}", file=sys.stderr)

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..core.chunking import CHUNKERS, ChunkOptions
-from ..core.library import IndexSettings
 from ..core.loader import LoadOptions
+from ..core.params import IndexSettings
 from ..core.prompt import DEFAULT_INSTRUCTIONS
 
 

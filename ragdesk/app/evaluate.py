@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from ..core.analyzers import AnalyzerConfig
 from ..core.evaluate import Question, QuestionsError, chunk_sweep, compare_analyzers, load_questions, param_grid
-from ..core.library import Library
+from ..core.reader import IndexReader
 
 EXPERIMENTS = {  # combo text -> experiment key
     "Compare analyzers": "analyzers",
@@ -57,7 +57,7 @@ class EvalWorker(QObject):
     def run(
         self,
         key: str,
-        library: Library,
+        library: IndexReader,
         questions: list[Question],
         analyzer: AnalyzerConfig,
         k1: float,
@@ -211,7 +211,7 @@ class EvaluateDialog(QDialog):
     evaluation_shown = Signal()  # the table and chart show a finished (or cancelled) run
 
     def __init__(
-        self, library: Library, analyzer: AnalyzerConfig, k1: float, b: float, parent: QWidget | None = None
+        self, library: IndexReader, analyzer: AnalyzerConfig, k1: float, b: float, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Evaluate retrieval on your questions")

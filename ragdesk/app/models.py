@@ -11,8 +11,8 @@ from PySide6.QtGui import QBrush, QColor
 
 from ..core.explain import TermRow
 from ..core.injection import Finding, describe
-from ..core.library import Hit, SearchResult
 from ..core.paths import shown
+from ..core.results import Hit, SearchResult
 
 HitRole = Qt.ItemDataRole.UserRole + 1
 RowsRole = Qt.ItemDataRole.UserRole + 2  # list[TermRow] of a hit (for the contribution bar)

@@ -10,8 +10,8 @@ from ..core.analyzers import DEFAULT_ANALYZER, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.chunking import ChunkOptions
 from ..core.dense import DEFAULT_EMBEDDER
-from ..core.library import IndexSettings
 from ..core.loader import DEFAULT_EXTENSIONS, DEFAULT_MAX_BYTES, LoadOptions
+from ..core.params import IndexSettings
 from ..core.prompt import DEFAULT_INSTRUCTIONS
 
 MAX_RECENT = 8
@@ -87,12 +87,13 @@ class AppSettings:
         ignore = tuple(self.get("index/ignore", [], list))
         max_bytes = int(self.get("index/max_mb", DEFAULT_MAX_BYTES / 1024 / 1024, float) * 1024 * 1024)
         try:
+            d = ChunkOptions()
             chunk = ChunkOptions(
-                self.get("index/chunker", "markdown"),
-                self.get("index/chunk_size", 80, int),
-                self.get("index/overlap", 20, int),
-                self.get("index/context", True, bool),
-                self.get("index/min_fill", ChunkOptions.min_fill, float),
+                self.get("index/chunker", d.chunker),
+                self.get("index/chunk_size", d.size, int),
+                self.get("index/overlap", d.overlap, int),
+                self.get("index/context", d.context, bool),
+                self.get("index/min_fill", d.min_fill, float),
             )
         except ValueError:
             chunk = ChunkOptions()

@@ -56,10 +56,14 @@ from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.dense import MODES, dense_available, embedder_name
 from ..core.explain import TermRow, explanation_text
-from ..core.library import Hit, IndexSettings, Library
+from ..core.jobs import EmbeddingProgress, Progress
+from ..core.params import IndexSettings
 from ..core.paths import shown
 from ..core.prompt import FORMATS, ORDERS, Excerpt, Prompt, build_prompt
+from ..core.reader import IndexReader
+from ..core.results import Hit
 from ..core.secrets import REDACTION_MARK, find_secrets
+from ..core.store import IndexDamaged
 from .delegates import ContributionBarDelegate, HtmlDelegate, ShareBarDelegate, swatch
 from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog
 from .evaluate import EvaluateDialog
@@ -69,7 +73,7 @@ from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
 from .watcher import FolderWatcher
 from .whynot_dialog import WhyNotDialog
-from .workers import BuildOutcome, BuildRequest, Engine, SearchOutcome, SearchRequest
+from .workers import BuildOutcome, BuildRequest, Engine, SearchOutcome, SearchRequest, describe
 
 SEARCH_DEBOUNCE_MS = 180
 RESULTS_K = 30
@@ -90,7 +94,7 @@ def ordinal(n: int) -> str:
 class MainWindow(QMainWindow):
     """ragdesk's window. Core work runs in `Engine`'s threads; this class only shows and asks."""
 
-    library_loaded = Signal(object)  # Library, after the first build/open of a folder or a rebuild
+    library_loaded = Signal(object)  # IndexReader, after the first build/open of a folder or a rebuild
     results_shown = Signal(object)  # SearchResult, after the results view was updated
     prompt_copied = Signal(str)  # the exact text put on the clipboard
     build_state_changed = Signal(str)  # "building", "built", "cancelled", "failed"
@@ -100,7 +104,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.index_dir = index_dir
         self.folder: str | None = None
-        self.library: Library | None = None
+        self.library: IndexReader | None = None
         self.last_request: SearchRequest | None = None
         self.pinned: Hit | None = None
         self.prompt: Prompt | None = None
@@ -622,18 +626,18 @@ class MainWindow(QMainWindow):
         self._pending_build = None
         self.engine.cancel_build()
 
-    def _on_progress_changed(self, done: int, total: int, chunks: int, current: str) -> None:
+    def _on_progress_changed(self, msg: Progress | EmbeddingProgress) -> None:
         if self._building_folder != self.folder:
             return  # a build of a folder the user has left, being cancelled
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
-        if chunks < 0:  # the build process is embedding chunks for dense search
-            self.progress.setFormat(f"{done}/{total} chunks embedded")
+        self.progress.setRange(0, max(msg.total, 1))
+        self.progress.setValue(msg.done)
+        if isinstance(msg, EmbeddingProgress):  # the build process is embedding chunks for dense search
+            self.progress.setFormat(f"{msg.done}/{msg.total} chunks embedded")
             self.statusBar().showMessage("Computing embeddings for dense search…")
             return
-        self.progress.setFormat(f"{done}/{total} files · {chunks} chunks")
-        if current:  # total 0: not started yet (e.g. waiting for another process's build of this folder)
-            self.statusBar().showMessage(f"Indexing {current}" if total else current)
+        self.progress.setFormat(f"{msg.done}/{msg.total} files · {msg.chunks} chunks")
+        if msg.current:  # total 0: not started yet (e.g. waiting for another process's build of this folder)
+            self.statusBar().showMessage(f"Indexing {msg.current}" if msg.total else msg.current)
 
     def _build_finished(self) -> bool:
         """Hide progress; start a queued build if one is waiting (returns True when it did)."""
@@ -647,7 +651,7 @@ class MainWindow(QMainWindow):
                 return True
         return False
 
-    def _on_index_opened(self, library: Library) -> None:
+    def _on_index_opened(self, library: IndexReader) -> None:
         """The stored index, opened by the worker: search it at once while the refresh runs."""
         if self.library is None and library.folder == Path(self.folder or ""):
             self._use_library(library)
@@ -671,7 +675,8 @@ class MainWindow(QMainWindow):
         if not queued:
             self.build_state_changed.emit("built")
 
-    def _on_build_failed(self, message: str) -> None:
+    def _on_build_failed(self, error: Exception) -> None:
+        message = describe(error)
         if self._build_finished():
             return  # the failed build was of a folder the user has left
         kept = " The previous index is still in use." if self.library is not None else ""
@@ -686,7 +691,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Indexing cancelled.{kept}", 8000)
         self.build_state_changed.emit("cancelled")
 
-    def _use_library(self, library: Library) -> None:
+    def _use_library(self, library: IndexReader) -> None:
         if self.pinned is not None and self.library is not None and library is not self.library:
             self._follow_pin(library)
         self.library = library
@@ -704,7 +709,7 @@ class MainWindow(QMainWindow):
         self.library_loaded.emit(library)
         self.run_search()
 
-    def _follow_pin(self, library: Library) -> None:
+    def _follow_pin(self, library: IndexReader) -> None:
         """A refreshed index numbers chunks anew: the pin follows its passage (note path and span),
         or goes, with a word, when that passage changed."""
         assert self.pinned is not None
@@ -834,9 +839,10 @@ class MainWindow(QMainWindow):
         self._update_prompt()
         self.results_shown.emit(result)
 
-    def _on_search_failed(self, message: str) -> None:
+    def _on_search_failed(self, error: Exception) -> None:
+        message = describe(error)
         generation = self.library.generation if self.library is not None else None
-        if message.startswith("IndexDamaged") and generation != self._verified_generation:
+        if isinstance(error, IndexDamaged) and generation != self._verified_generation:
             # e.g. an index file altered on disk: check every file and rebuild (once per generation)
             self._verified_generation = generation
             self.statusBar().showMessage(f"The index is damaged ({message}); rebuilding it…", 10000)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from queue import Empty
 from typing import Any
@@ -18,12 +18,15 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
+from ..core.build import BuildReport
 from ..core.dense import DEFAULT_EMBEDDER, DenseUnavailable, Embedder, embedder_name, load_embedder
 from ..core.explain import TermRow
 from ..core.injection import Finding
-from ..core.jobs import build_job
-from ..core.library import BuildReport, IndexSettings, Library, SearchResult
+from ..core.jobs import BuildJob, Cancelled, Done, EmbeddingProgress, Failed, Opened, Progress, build_job
+from ..core.params import IndexSettings, SearchParams
 from ..core.prompt import Excerpt
+from ..core.reader import IndexReader
+from ..core.results import SearchResult
 from ..core.store import IndexDamaged
 from ..core.whynot import NotIndexed, why_not
 
@@ -35,13 +38,24 @@ class BuildRequest:
     settings: IndexSettings
     analyzer: AnalyzerConfig
     embedder: str | None = None  # also compute embeddings with this model (dense and hybrid modes)
-    showing: Library | None = None  # the index the window shows now (not mapped again; its base is shared)
+    showing: IndexReader | None = None  # the index the window shows now (not mapped again; its base is shared)
     verify: bool = False  # check the stored files' checksums first (a search found the index damaged)
+
+
+class BuildProcessDied(RuntimeError):
+    """The build process ended without saying why (killed, or crashed in native code)."""
+
+
+def describe(error: BaseException) -> str:
+    """An exception as the status bar shows it: its type (when it tells something) and its text."""
+    if isinstance(error, BuildProcessDied) or type(error) is RuntimeError:
+        return str(error)
+    return f"{type(error).__name__}: {error}"
 
 
 @dataclass
 class BuildOutcome:
-    library: Library
+    library: IndexReader
     report: BuildReport
     damaged: str | None = None  # why the stored index was discarded, if it was
 
@@ -53,10 +67,10 @@ class BuildWorker(QObject):
     queue, checks for cancel, and finally maps the published index (a cheap, lazy open).
     """
 
-    progress_changed = Signal(int, int, int, str)  # files done, files total, chunks so far, current file
-    index_opened = Signal(object)  # the stored Library, usable at once while it is being refreshed
+    progress_changed = Signal(object)  # core.jobs.Progress or EmbeddingProgress
+    index_opened = Signal(object)  # the stored IndexReader, usable at once while it is being refreshed
     index_built = Signal(object)  # BuildOutcome
-    build_failed = Signal(str)
+    build_failed = Signal(object)  # the exception (core.store.IndexDamaged, OSError, ...)
     build_cancelled = Signal()
 
     def __init__(self) -> None:
@@ -76,21 +90,16 @@ class BuildWorker(QObject):
         ctx = get_context("spawn")
         queue = ctx.Queue()
         child_cancel = ctx.Event()
-        proc = ctx.Process(
-            target=build_job,
-            args=(
-                request.folder,
-                request.index_dir,
-                request.settings,
-                request.analyzer,
-                queue,
-                child_cancel,
-                request.embedder,
-                request.verify,
-                os.getpid(),
-            ),
-            name="ragdesk-build",
+        job = BuildJob(
+            request.folder,
+            request.index_dir,
+            request.settings,
+            request.analyzer,
+            request.embedder,
+            request.verify,
+            parent_pid=os.getpid(),
         )
+        proc = ctx.Process(target=build_job, args=(job, queue, child_cancel), name="ragdesk-build")
         proc.start()
         try:
             self._relay(request, proc, queue, child_cancel)
@@ -107,35 +116,36 @@ class BuildWorker(QObject):
                 msg = queue.get(timeout=0.05)
             except Empty:
                 if not proc.is_alive() and queue.empty():
-                    self.build_failed.emit(f"the indexing process stopped unexpectedly (exit code {proc.exitcode})")
+                    error = BuildProcessDied(f"the indexing process stopped unexpectedly (exit code {proc.exitcode})")
+                    self.build_failed.emit(error)
                     return
                 continue
-            kind = msg[0]
-            if kind == "progress":
-                self.progress_changed.emit(*msg[1:])
-            elif kind == "opened":
-                library = None if request.showing is not None else self._open(request)
-                if library is not None:
-                    self.index_opened.emit(library)
-            elif kind == "done":
-                library = self._open(request)
-                if library is not None:
-                    self.index_built.emit(BuildOutcome(library, msg[1], msg[2]))
+            if isinstance(msg, (Progress, EmbeddingProgress)):
+                self.progress_changed.emit(msg)
+            elif isinstance(msg, Opened):
+                reader = None if request.showing is not None else self._open(request)
+                if reader is not None:
+                    self.index_opened.emit(reader)
+            elif isinstance(msg, Done):
+                reader = self._open(request)
+                if reader is not None:
+                    self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged))
                 return
-            elif kind == "cancelled":
+            elif isinstance(msg, Cancelled):
                 self.build_cancelled.emit()
                 return
             else:
-                self.build_failed.emit(str(msg[1]))
+                assert isinstance(msg, Failed)
+                self.build_failed.emit(msg.error)
                 return
 
-    def _open(self, request: BuildRequest) -> Library | None:
+    def _open(self, request: BuildRequest) -> IndexReader | None:
         """Map the index the build process published (reports a failure and returns None if it can't)."""
         try:
-            library = Library.open(request.folder, request.index_dir, reuse=request.showing)
+            library = IndexReader.open(request.folder, request.index_dir, reuse=request.showing)
             library.warm(request.analyzer)  # maps what the build process derived and published
         except (IndexDamaged, OSError) as exc:
-            self.build_failed.emit(f"the new index cannot be opened: {exc}")
+            self.build_failed.emit(type(exc)(f"the new index cannot be opened: {exc}"))
             return None
         return library
 
@@ -154,6 +164,10 @@ class SearchRequest:
     mode: str = "bm25"  # bm25, dense or hybrid
     embedder: str = DEFAULT_EMBEDDER  # which embedding model dense and hybrid use
 
+    @property
+    def params(self) -> SearchParams:
+        return SearchParams(self.analyzer, self.k1, self.b, self.k, self.mode)
+
 
 @dataclass
 class SearchOutcome:
@@ -165,7 +179,7 @@ class SearchOutcome:
     total: int = 0  # chunks matching any query term (the list shows the first k)
     pinned_rows: list[TermRow] = field(default_factory=list)
     pinned_score: float = 0.0
-    library: Library | None = None
+    library: IndexReader | None = None
 
 
 class SearchWorker(QObject):
@@ -176,11 +190,11 @@ class SearchWorker(QObject):
     ranks_failed = Signal(int, int, str)  # serial, chunk id, why (e.g. the index is damaged)
     why_not_found = Signal(object)  # core.whynot.WhyNot
     why_not_failed = Signal(str)  # why the note cannot be explained (not indexed, skipped, ...)
-    search_failed = Signal(str)
+    search_failed = Signal(object)  # the exception (core.store.IndexDamaged: the window rebuilds)
 
     def __init__(self) -> None:
         super().__init__()
-        self.library: Library | None = None
+        self.library: IndexReader | None = None
         self._embedders: dict[str, Embedder] = {}
         self.latest_serial = 0  # written by the GUI thread, read here (a plain int: atomic under the GIL)
 
@@ -190,7 +204,7 @@ class SearchWorker(QObject):
             self._embedders[spec] = load_embedder(spec)
         return self._embedders[spec]
 
-    def _mode(self, request: SearchRequest, lib: Library) -> tuple[str, Embedder | None]:
+    def _mode(self, request: SearchRequest, lib: IndexReader) -> tuple[str, Embedder | None]:
         """The mode the request can run in, and its embedder: BM25 until the build process has computed
         the embeddings (never in the window's process)."""
         if request.mode == "bm25" or not lib.has_dense(embedder_name(request.embedder)):
@@ -198,7 +212,7 @@ class SearchWorker(QObject):
         return request.mode, self._embedder(request.embedder)
 
     @Slot(object)
-    def set_library(self, library: Library) -> None:
+    def set_library(self, library: IndexReader) -> None:
         self.library = library
 
     @Slot(object)
@@ -208,7 +222,7 @@ class SearchWorker(QObject):
         lib = self.library
         try:
             mode, embedder = self._mode(request, lib)
-            result = lib.search(request.query, request.analyzer, request.k1, request.b, request.k, True, mode, embedder)
+            result = lib.search(request.query, request.params, mode=mode, embedder=embedder)
             if mode != request.mode and result.reason is None:
                 result.reason = f"embeddings are not computed yet: BM25 results shown instead of {request.mode}"
             highlights = {h.chunk_id: lib.highlight_spans(h.text, request.query, request.analyzer) for h in result.hits}
@@ -224,7 +238,7 @@ class SearchWorker(QObject):
                 outcome.pinned_score = sum(r.contribution for r in outcome.pinned_rows)
         except Exception as exc:
             traceback.print_exc()
-            self.search_failed.emit(f"{type(exc).__name__}: {exc}")
+            self.search_failed.emit(exc)
             return
         self.search_finished.emit(outcome)
 
@@ -236,9 +250,7 @@ class SearchWorker(QObject):
             return
         try:
             mode, embedder = self._mode(request, self.library)
-            why = why_not(
-                self.library, request.query, path, request.analyzer, request.k1, request.b, request.k, mode, embedder
-            )
+            why = why_not(self.library, request.query, path, replace(request.params, mode=mode), embedder)
         except (NotIndexed, IndexDamaged, DenseUnavailable) as exc:
             self.why_not_failed.emit(str(exc))
             return
@@ -304,7 +316,7 @@ class Engine(QObject):
     def cancel_build(self) -> None:
         self.builder.cancel()
 
-    def set_library(self, library: Library) -> None:
+    def set_library(self, library: IndexReader) -> None:
         self._library_changed.emit(library)
 
     def search(self, request: SearchRequest) -> None:

@@ -10,6 +10,13 @@ DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 
 
+def check_params(k1: float, b: float) -> None:
+    """k1 >= 0 and 0 <= b <= 1, both finite: every contribution stays positive, which the ranking's
+    score bounds rely on; other values are refused (ValueError)."""
+    if not (math.isfinite(k1) and k1 >= 0 and 0 <= b <= 1):
+        raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, both finite (got k1 = {k1:g}, b = {b:g})")
+
+
 def idf(n_docs: int, n_t: int) -> float:
     """idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)); always positive."""
     return math.log1p((n_docs - n_t + 0.5) / (n_t + 0.5))

@@ -21,7 +21,9 @@ from typing import Any
 
 from .analyzers import ANALYZERS, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
-from .library import BuildCancelled, IndexSettings, Library, build_index
+from .build import BuildCancelled, build_index
+from .params import IndexSettings, SearchParams
+from .reader import IndexReader
 
 HIT_KS = (1, 3, 5, 10)
 CHUNK_SIZES = (20, 40, 80, 160, 320)  # the seed's experiment: one context budget, filled by chunks of each size
@@ -172,7 +174,7 @@ class EvalReport:
         }
 
 
-def _chunk_matches(lib: Library, chunk_id: int, q: Question, note_paths: set[str]) -> bool:
+def _chunk_matches(lib: IndexReader, chunk_id: int, q: Question, note_paths: set[str]) -> bool:
     c = lib.chunk(chunk_id)
     if c.path in q.also_ok:
         return True
@@ -186,7 +188,7 @@ def _chunk_matches(lib: Library, chunk_id: int, q: Question, note_paths: set[str
 
 
 def evaluate(
-    lib: Library,
+    lib: IndexReader,
     questions: list[Question],
     analyzer: AnalyzerConfig | None = None,
     k1: float = DEFAULT_K1,
@@ -201,6 +203,7 @@ def evaluate(
     analyzer = analyzer or AnalyzerConfig()
     note_paths = set(lib.note_paths)
     config = {"mode": mode, "analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key}
+    params = SearchParams(analyzer, k1, b, depth, mode)  # validated once, before any question runs
     report = EvalReport(config)
     for i, q in enumerate(questions):
         if cancelled is not None and cancelled():
@@ -208,7 +211,7 @@ def evaluate(
         if q.expected not in note_paths:
             report.results.append(QuestionResult(q, None, error=f"expected note not found: {q.expected}"))
             continue
-        result = lib.search(q.question, analyzer, k1, b, depth, False, mode, embedder)
+        result = lib.search(q.question, params, explain=False, embedder=embedder)
         rank = next((h.rank for h in result.hits if _chunk_matches(lib, h.chunk_id, q, note_paths)), None)
         top = result.hits[0] if result.hits else None
         report.results.append(QuestionResult(q, rank, top.path if top else "", top.heading if top else ""))
@@ -226,7 +229,7 @@ def _stepper(progress: Progress | None, per_step: int, total: int) -> Callable[[
 
 
 def compare_analyzers(
-    lib: Library,
+    lib: IndexReader,
     questions: list[Question],
     base: AnalyzerConfig | None = None,
     k1: float = DEFAULT_K1,
@@ -249,7 +252,7 @@ def compare_analyzers(
 
 
 def chunk_sweep(
-    lib: Library,
+    lib: IndexReader,
     questions: list[Question],
     analyzer: AnalyzerConfig | None = None,
     k1: float = DEFAULT_K1,
@@ -293,7 +296,7 @@ def chunk_sweep(
 
 
 def param_grid(
-    lib: Library,
+    lib: IndexReader,
     questions: list[Question],
     analyzer: AnalyzerConfig | None = None,
     k1s: tuple[float, ...] = GRID_K1,
@@ -344,10 +347,10 @@ def ndcg(ranked: list[str], grades: dict[str, int], k: int = 10) -> float:
 
 
 def rank_documents(
-    lib: Library, query: str, analyzer: AnalyzerConfig, k1: float, b: float, k: int = 10, depth: int = 200
+    lib: IndexReader, query: str, analyzer: AnalyzerConfig, k1: float, b: float, k: int = 10, depth: int = 200
 ) -> list[str]:
     """Notes ranked by their best chunk; a note's id is its file name without the extension."""
-    result = lib.search(query, analyzer, k1, b, k=depth, explain=False)
+    result = lib.search(query, SearchParams(analyzer, k1, b, depth), explain=False)
     seen: dict[str, None] = {}
     for h in result.hits:
         seen.setdefault(Path(h.path).stem, None)
@@ -357,7 +360,7 @@ def rank_documents(
 
 
 def evaluate_beir(
-    lib: Library,
+    lib: IndexReader,
     queries: dict[str, str],
     qrels: dict[str, dict[str, int]],
     analyzer: AnalyzerConfig | None = None,

@@ -21,7 +21,7 @@ from scipy import sparse
 
 from .analyzers import Analyzer
 from .arrays import ranges
-from .bm25 import DEFAULT_B, DEFAULT_K1, contributions, idf_array, length_norms
+from .bm25 import DEFAULT_B, DEFAULT_K1, check_params, contributions, idf_array, length_norms
 from .store import IndexDamaged, preallocated_array
 from .tokenize import intern_words
 
@@ -246,11 +246,9 @@ PRUNE_MIN_POSTINGS = 2000
 def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The exact top k of `score_all`: compiled when the kernel is built, else with numpy.
 
-    BM25's k1 >= 0 and 0 <= b <= 1 keep every contribution positive, which the pruning's bounds
-    rely on; other values are refused.
+    The pruning's bounds need BM25's parameter ranges (bm25.check_params); other values are refused.
     """
-    if not (k1 >= 0 and 0 <= b <= 1):
-        raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1 = {k1:g}, b = {b:g})")
+    check_params(k1, b)
     try:
         if _kernel is None or k <= 0 or not n_docs:
             return search_top_k_numpy(terms, n_docs, k1, b, k)

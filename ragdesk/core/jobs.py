@@ -2,52 +2,93 @@
 
 A desktop app should not tokenize in the process that paints its window: CPU-bound Python in
 any thread makes the GUI thread wait for the GIL at every event (tens of milliseconds each).
-The app starts `build_job` in a child process; the child reads, chunks, indexes, derives the
-analyzer's indexes and publishes them on disk, and the app then maps the result.
-
-Messages put on the queue (all picklable):
-    ("opened",)                                  the stored index is current enough to search now
-    ("progress", done, total, chunks, current)   files done of total, chunks so far, current file;
-                                                 chunks = -1: chunks embedded of total (dense modes)
-    ("done", BuildReport, damaged_reason_or_None)
-    ("cancelled",) | ("failed", message)
+The app starts `build_job` in a child process with a `BuildJob`; the child reads, chunks, indexes,
+derives the analyzer's indexes and publishes them on disk, and the app then maps the result.
+What the child says on the queue is one of the message classes below (all picklable).
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import time
 import traceback
+from dataclasses import dataclass
 from typing import Any
 
 from .analyzers import AnalyzerConfig
+from .build import BuildCancelled, BuildReport, build_index
 from .dense import load_embedder
-from .library import BuildCancelled, IndexSettings, Library, build_index
 from .orphans import exit_with_parent
+from .params import IndexSettings
+from .reader import IndexReader
 from .store import IndexDamaged, IndexMissing
 
 PROGRESS_INTERVAL_S = 0.05
 WAITING = "waiting for another ragdesk process to finish indexing this folder…"
 
 
-def build_job(
-    folder: str,
-    index_dir: str | None,
-    settings: IndexSettings,
-    analyzer: AnalyzerConfig,
-    queue: Any,
-    cancel: Any,
-    embedder_spec: str | None = None,
-    verify: bool = False,
-    parent_pid: int | None = None,
-) -> None:
-    """Child-process entry point: build or refresh `folder`'s index, reporting on `queue`.
+@dataclass(frozen=True)
+class BuildJob:
+    """What to build: the folder and its index settings, the analyzer to have ready, and options."""
 
-    With `embedder_spec` (see core.dense.load_embedder), the chunks' embeddings are computed too.
-    With `verify`, every stored file's checksum is checked first; a damaged index is rebuilt in full.
-    """
-    if parent_pid is not None:  # the window: a killed window must not leave its build running
-        exit_with_parent(parent_pid)
+    folder: str
+    index_dir: str | None
+    settings: IndexSettings
+    analyzer: AnalyzerConfig
+    embedder: str | None = None  # also compute embeddings with this model (see core.dense.load_embedder)
+    verify: bool = False  # check every stored file's checksum first; a damaged index is rebuilt in full
+    parent_pid: int | None = None  # the window's: the build exits when it does
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The stored index is current enough to search now, while the refresh runs."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Files done of total, chunks so far, the current file (total 0: not started, `current` says why)."""
+
+    done: int
+    total: int
+    chunks: int
+    current: str
+
+
+@dataclass(frozen=True)
+class EmbeddingProgress:
+    """Chunks embedded of the chunks to embed."""
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Done:
+    report: BuildReport
+    damaged: str | None = None  # why the stored index was discarded, if it was
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    """The build stopped on request; nothing was published."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The build failed; the previous index stays in use. `error` is the exception itself."""
+
+    error: Exception
+
+
+Message = Opened | Progress | EmbeddingProgress | Done | Cancelled | Failed
+
+
+def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
+    """Child-process entry point: build or refresh `job.folder`'s index, reporting on `queue`."""
+    if job.parent_pid is not None:  # the window: a killed window must not leave its build running
+        exit_with_parent(job.parent_pid)
     last = 0.0
 
     def progress(done: int, total: int, chunks: int, current: str) -> None:
@@ -55,52 +96,63 @@ def build_job(
         now = time.monotonic()
         if done == total or now - last >= PROGRESS_INTERVAL_S:
             last = now
-            queue.put(("progress", done, total, chunks, current))
+            queue.put(Progress(done, total, chunks, current))
 
     damaged = None
     try:
-        embedder = load_embedder(embedder_spec) if embedder_spec else None
+        embedder = load_embedder(job.embedder) if job.embedder else None
         previous = None
         previous_rows = None
         try:
-            previous = Library.open(folder, index_dir, verify=verify)
-            if previous.settings == settings:
-                previous.warm(analyzer)
-                queue.put(("opened",))
+            previous = IndexReader.open(job.folder, job.index_dir, verify=job.verify)
+            if previous.settings == job.settings:
+                previous.warm(job.analyzer)
+                queue.put(Opened())
             if embedder is not None:  # mapped now: publishing the refreshed index deletes the old generation
                 previous_rows = previous.stored_dense(embedder.name)
         except IndexMissing:
             pass
         except IndexDamaged as exc:
             damaged = str(exc)
-        library, report = build_index(
-            folder,
-            index_dir,
-            settings,
+        reader, report = build_index(
+            job.folder,
+            job.index_dir,
+            job.settings,
             progress=progress,
             cancelled=cancel.is_set,
             previous=previous,
             reuse_stored=damaged is None,
-            warm=analyzer,
-            waiting=lambda: queue.put(("progress", 0, 0, 0, WAITING)),
+            warm=job.analyzer,
+            waiting=lambda: queue.put(Progress(0, 0, 0, WAITING)),
         )
         if embedder is not None:  # embeddings for dense and hybrid search, here rather than in the window's process
-            library.dense_matrix(
+            reader.dense_matrix(
                 embedder,
                 previous=previous,
                 previous_rows=previous_rows,
-                progress=lambda done, total: queue.put(("progress", done, total, -1, "")),
+                progress=lambda done, total: queue.put(EmbeddingProgress(done, total)),
             )
     except BuildCancelled:
-        queue.put(("cancelled",))
-        if parent_pid is not None:
+        queue.put(Cancelled())
+        if job.parent_pid is not None:
             _exit_now(queue)
         return
     except Exception as exc:  # reported to the user; the previous index stays in use
         traceback.print_exc()
-        queue.put(("failed", f"{type(exc).__name__}: {exc}"))
+        queue.put(Failed(_picklable(exc)))
         return
-    queue.put(("done", report, damaged))
+    queue.put(Done(report, damaged))
+
+
+def _picklable(exc: Exception) -> Exception:
+    """`exc` if it crosses the process boundary intact, else a RuntimeError with its type and text."""
+    try:
+        back = pickle.loads(pickle.dumps(exc))
+        if type(back) is type(exc) and str(back) == str(exc):
+            return exc
+    except Exception:  # noqa: BLE001 - any failure to pickle means: send the text instead
+        pass
+    return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
 def _exit_now(queue: Any) -> None:

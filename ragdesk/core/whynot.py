@@ -9,14 +9,14 @@ and how far its score is below the k-th result's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .analyzers import AnalyzerConfig
-from .bm25 import DEFAULT_B, DEFAULT_K1
 from .dense import FUSION_DEPTH, Embedder
 from .explain import TermRow
+from .params import SearchParams
 from .paths import shown
+from .search import explain_rows
 
 _WORD = re.compile(r"\w+")
 
@@ -62,29 +62,27 @@ def why_not(
     lib: Any,
     query: str,
     path: str,
-    config: AnalyzerConfig | None = None,
-    k1: float = DEFAULT_K1,
-    b: float = DEFAULT_B,
-    k: int = 10,
-    mode: str = "bm25",
+    params: SearchParams | None = None,
     embedder: Embedder | None = None,
 ) -> WhyNot:
-    """Explain where note `path` (relative to the folder) ranks for `query` and why not higher."""
-    config = config or AnalyzerConfig()
+    """Explain where note `path` (relative to the folder) ranks for `query` and why not higher
+    (higher than the top `params.k`, in `params.mode`)."""
+    params = params or SearchParams()
+    config, k1, b, k, mode = params.analyzer, params.k1, params.b, params.k, params.mode
     note = lib.note_index(path)
     if note is None:
         skipped = next((s for s in lib.skipped if s.path == path and not s.loaded), None)
         why = f"it was skipped: {skipped.reason}" if skipped else "no such note in the index"
         raise NotIndexed(f"{path} is not indexed ({why})")
-    parts = lib._prepare(query, config)
+    parts = lib.prepare(query, config)
     chunks = list(lib.chunks_of_note(note))
     if not chunks:
         raise NotIndexed(f"{path} is not indexed (it has no text to search)")
-    rows = lib._rows(parts, chunks, k1, b)
+    rows = explain_rows(parts, chunks, k1, b)
     scores = [sum(r.contribution for r in rs) for rs in rows]
     best = max(range(len(chunks)), key=lambda i: (scores[i], -i))
     chunk, score = chunks[best], scores[best]
-    result = lib.search(query, config, k1, b, max(k, FUSION_DEPTH if mode != "bm25" else k), True, mode, embedder)
+    result = lib.search(query, replace(params, k=max(k, FUSION_DEPTH if mode != "bm25" else k)), embedder=embedder)
     bm25_rank = lib.rank_of(query, chunk, config, k1, b) if score > 0 else None
     rank, dense_rank = bm25_rank, None
     if mode != "bm25":

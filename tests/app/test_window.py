@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QTableView
 
 from ragdesk.app.models import BreakdownModel, ResultsModel
 from ragdesk.app.window import MainWindow
-from ragdesk.core.library import Library
+from ragdesk.core.reader import IndexReader
 
 from .conftest import search
 
@@ -147,7 +147,7 @@ def test_cancel_keeps_previous_index(window: MainWindow, notes: Path, qtbot) -> 
     assert window.library is before
     assert "cancelled" in window.statusBar().currentMessage()
     assert search(qtbot, window, "zebra").hits == []
-    assert Library.open(notes, window.index_dir).generation == before.generation
+    assert IndexReader.open(notes, window.index_dir).generation == before.generation
     with qtbot.waitSignal(window.library_loaded, timeout=10000):
         window.refresh()
     assert search(qtbot, window, "zebra").hits[0].path == "new.md"

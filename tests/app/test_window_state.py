@@ -21,7 +21,7 @@ def test_switching_folders_mid_build_stops_the_old_build(make_window, tmp_path: 
     big = write_notes(tmp_path / "big", {f"n{i:05d}.md": f"# Big {i}\n\n{body}\n" for i in range(6000)})
     small = write_notes(tmp_path / "small", {"only.md": "# Only\n\nthe small folder's apples\n"})
     w: MainWindow = make_window()
-    with qtbot.waitSignal(w.engine.builder.progress_changed, timeout=30000, check_params_cb=lambda d, *_: d > 0):
+    with qtbot.waitSignal(w.engine.builder.progress_changed, timeout=30000, check_params_cb=lambda msg: msg.done > 0):
         w.open_folder(str(big))
     states: list[str] = []
     w.build_state_changed.connect(states.append)

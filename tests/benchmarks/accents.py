@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from ragdesk.core import evaluate as ev  # noqa: E402
 from ragdesk.core.analyzers import AnalyzerConfig  # noqa: E402
-from ragdesk.core.library import build_index  # noqa: E402
+from ragdesk.core.build import build_index  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 SETS = {

@@ -55,9 +55,10 @@ def main() -> int:
         print(f"needs {folder}", file=sys.stderr)
         return 2
     from ragdesk.core.analyzers import AnalyzerConfig
+    from ragdesk.core.build import build_index
     from ragdesk.core.index import ranking_kernel
-    from ragdesk.core.library import IndexSettings, build_index
     from ragdesk.core.loader import LoadOptions
+    from ragdesk.core.params import IndexSettings
 
     qs = queries()
     config = AnalyzerConfig()
@@ -85,8 +86,8 @@ def main() -> int:
         searcher = index.searcher()
 
         engines: dict[str, Callable[[str], object]] = {
-            "ragdesk (combined)": lambda q: lib.search(q, config, k=10, explain=False),
-            "ragdesk (combined), explained": lambda q: lib.search(q, config, k=10, explain=True),
+            "ragdesk (combined)": lambda q: lib.search(q, analyzer=config, k=10, explain=False),
+            "ragdesk (combined), explained": lambda q: lib.search(q, analyzer=config, k=10, explain=True),
             "tantivy": lambda q: tantivy_query(index, searcher, q),
             "tantivy, explained": lambda q: tantivy_query(index, searcher, q, explain=True),
         }

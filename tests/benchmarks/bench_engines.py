@@ -119,8 +119,10 @@ def time_queries(fn, qs: list[str]) -> dict[str, float]:  # type: ignore[no-unty
 def run_ragdesk(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str, float]:
     sys.path.insert(0, str(HERE.parents[2]))
     from ragdesk.core.analyzers import AnalyzerConfig
-    from ragdesk.core.library import IndexSettings, Library, build_index
+    from ragdesk.core.build import build_index
     from ragdesk.core.loader import LoadOptions
+    from ragdesk.core.params import IndexSettings
+    from ragdesk.core.reader import IndexReader
 
     tmp = Path(tempfile.mkdtemp(prefix="ragdesk-bench-"))
     try:
@@ -133,23 +135,25 @@ def run_ragdesk(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str,
         build = time.perf_counter() - t0
         out: dict[str, float] = {"build_s": build, "chunks": report.chunks, "build_peak_mb": peak_mb()}
         t0 = time.perf_counter()
-        reopened = Library.open(notes, index_dir)
-        reopened.search(qs[0], AnalyzerConfig(), k=10)
+        reopened = IndexReader.open(notes, index_dir)
+        reopened.search(qs[0], analyzer=AnalyzerConfig(), k=10)
         out["reopen_first_query_s"] = time.perf_counter() - t0
         for name in ("stems", "combined"):
             cfg = AnalyzerConfig(name)
             lib.warm(cfg)
-            r = time_queries(lambda q, c=cfg: lib.search(q, c, k=10, explain=False), qs)
+            r = time_queries(lambda q, c=cfg: lib.search(q, analyzer=c, k=10, explain=False), qs)
             out[f"{name}_p50_ms"], out[f"{name}_p95_ms"] = r["p50_ms"], r["p95_ms"]
             out[f"{name}_short_p50_ms"] = r["short_p50_ms"]
-            r = time_queries(lambda q, c=cfg: lib.search(q, c, k=10, explain=True), qs)
+            r = time_queries(lambda q, c=cfg: lib.search(q, analyzer=c, k=10, explain=True), qs)
             out[f"{name}_explain_p50_ms"], out[f"{name}_explain_p95_ms"] = r["p50_ms"], r["p95_ms"]
         note = notes / lib.notes[len(lib.notes) // 2].path
         note.write_text(note.read_text(encoding="utf-8") + "\nan edit: zyxwvut\n", encoding="utf-8")
         t0 = time.perf_counter()
         settings = IndexSettings(LoadOptions(extensions=exts))
         lib, _ = build_index(notes, index_dir, settings, previous=lib, warm=AnalyzerConfig())
-        found = [h for h in lib.search("zyxwvut", AnalyzerConfig()).hits if h.path == str(note.relative_to(notes))]
+        found = [
+            h for h in lib.search("zyxwvut", analyzer=AnalyzerConfig()).hits if h.path == str(note.relative_to(notes))
+        ]
         out["incremental_s"] = time.perf_counter() - t0 if found else float("nan")
         out["index_mb"] = sum(f.stat().st_size for f in index_dir.rglob("*") if f.is_file()) / 1e6
         out["peak_mb"] = peak_mb()  # before the measuring process below, which is not part of the engine
@@ -162,8 +166,8 @@ def run_ragdesk(folder: Path, exts: tuple[str, ...], qs: list[str]) -> dict[str,
 def loaded_rss_mb(notes: Path, index_dir: Path, query: str) -> float:
     """Resident memory of a fresh process that opens the index and answers one default query."""
     code = (
-        "import sys; from ragdesk.core.library import Library; from ragdesk.core.analyzers import AnalyzerConfig; "
-        "lib = Library.open(sys.argv[1], sys.argv[2]); lib.search(sys.argv[3], AnalyzerConfig(), k=10); "
+        "import sys; from ragdesk.core.reader import IndexReader; from ragdesk.core.analyzers import AnalyzerConfig; "
+        "lib = IndexReader.open(sys.argv[1], sys.argv[2]); lib.search(sys.argv[3], analyzer=AnalyzerConfig(), k=10); "
         "print(next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmRSS:')))"
     )
     proc = subprocess.run(

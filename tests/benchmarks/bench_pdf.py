@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from ragdesk.core import evaluate as ev  # noqa: E402
 from ragdesk.core import pdf  # noqa: E402
 from ragdesk.core.analyzers import AnalyzerConfig  # noqa: E402
-from ragdesk.core.library import build_index  # noqa: E402
+from ragdesk.core.build import build_index  # noqa: E402
 from tests.core.pdfs import render_pdf  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"

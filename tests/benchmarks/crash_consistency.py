@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ragdesk.core import store
 from ragdesk.core.analyzers import AnalyzerConfig
-from ragdesk.core.library import Library
+from ragdesk.core.reader import IndexReader
 
 QUERIES = ("apples pears", "note 17", "edited plums", "the quick brown fox")
 
@@ -42,10 +42,10 @@ def write_folder(folder: Path, n: int, edited: bool) -> None:
 
 def signature(folder: Path, index: Path) -> str:
     """What the index answers: its notes, chunk count and the top hits of a few queries, with scores."""
-    lib = Library.open(folder, index, verify=True)
+    lib = IndexReader.open(folder, index, verify=True)
     out = {"notes": len(lib.note_paths), "chunks": lib.n_chunks}
     for q in QUERIES:
-        out[q] = [(h.path, h.start_line, round(h.score, 9)) for h in lib.search(q, AnalyzerConfig(), k=5).hits]
+        out[q] = [(h.path, h.start_line, round(h.score, 9)) for h in lib.search(q, analyzer=AnalyzerConfig(), k=5).hits]
     return json.dumps(out, sort_keys=True)
 
 

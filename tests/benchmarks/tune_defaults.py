@@ -16,8 +16,9 @@ from pathlib import Path
 
 from ragdesk.core import evaluate as ev
 from ragdesk.core.analyzers import AnalyzerConfig
+from ragdesk.core.build import build_index
 from ragdesk.core.chunking import ChunkOptions
-from ragdesk.core.library import IndexSettings, build_index
+from ragdesk.core.params import IndexSettings
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE.parent / "data" / "questions"

@@ -12,7 +12,7 @@ from pathlib import Path
 FONT_PATHS = (
     Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
     Path("/usr/share/fonts/dejavu/DejaVuSans.ttf"),
-    Path("/Library/Fonts/DejaVuSans.ttf"),
+    Path("/IndexReader/Fonts/DejaVuSans.ttf"),
 )
 
 

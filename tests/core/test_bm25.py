@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.bm25 import contribution, idf
+from ragdesk.core.build import build_index
 from ragdesk.core.chunking import ChunkOptions
 from ragdesk.core.explain import term_row
-from ragdesk.core.library import IndexSettings, build_index
+from ragdesk.core.params import IndexSettings
 
 from ..conftest import write_notes
 
@@ -81,7 +82,7 @@ def test_index_matches_reference(
     settings_ = IndexSettings(chunk=ChunkOptions("words", size=1000, overlap=0))
     lib, _ = build_index(notes, root / "idx", settings_, workers=1)
     ref = _reference_scores(docs, query, k1, b)
-    result = lib.search(" ".join(query), AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
+    result = lib.search(" ".join(query), analyzer=AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
     got = {h.chunk_id: h.score for h in result.hits}
     for i, expected in enumerate(ref):
         assert got.get(i, 0.0) == pytest.approx(expected, rel=1e-12, abs=1e-12)
@@ -95,7 +96,7 @@ def test_index_matches_reference(
 
     kernel, index_mod._kernel = index_mod._kernel, None
     try:
-        fallback = lib.search(" ".join(query), AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
+        fallback = lib.search(" ".join(query), analyzer=AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
     finally:
         index_mod._kernel = kernel
     assert fallback.to_json()["hits"] == result.to_json()["hits"]
@@ -105,8 +106,8 @@ def test_scores_change_with_k1_b_without_rebuild(tmp_path: Path) -> None:
     notes = write_notes(tmp_path / "n", {"a.txt": "apple apple apple pie", "b.txt": "apple " + "filler " * 40})
     lib, _ = build_index(notes, tmp_path / "idx", IndexSettings(chunk=ChunkOptions("words", 1000, 0)), workers=1)
     gen = lib.generation
-    r1 = lib.search("apple", AnalyzerConfig("words"), k1=1.2, b=0.75)
-    r2 = lib.search("apple", AnalyzerConfig("words"), k1=2.0, b=0.0)
+    r1 = lib.search("apple", analyzer=AnalyzerConfig("words"), k1=1.2, b=0.75)
+    r2 = lib.search("apple", analyzer=AnalyzerConfig("words"), k1=2.0, b=0.0)
     assert r1.hits[0].score != r2.hits[0].score
     assert lib.generation == gen
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from ragdesk.cli import main
-from ragdesk.core import library as library_mod
+from ragdesk.core import build as build_mod
 from ragdesk.core import store
-from ragdesk.core.library import Library
+from ragdesk.core.reader import IndexReader
 
 from ..conftest import write_notes
 
@@ -50,7 +50,7 @@ def test_full_or_read_only_storage(
     assert err.count("\n") == 1 and f"cannot write the index in {index}: {os.strerror(code)}" in err
     assert store.current_generation(index) == before
     assert [p.name for p in index.glob("gen-*")] == [before.name]  # nothing half-written left
-    Library.open(folder, index, verify=True)
+    IndexReader.open(folder, index, verify=True)
     # search and prompt answer from the stored index, with a one-line warning
     assert main(["search", str(folder), "pears", "--index-dir", str(index), "--json"]) == 0
     out = capsys.readouterr()
@@ -166,7 +166,7 @@ def test_reason_for_a_huge_query_is_capped(built: tuple[Path, Path]) -> None:
     from ragdesk.core.analyzers import AnalyzerConfig
 
     words = " ".join(f"zzq{i}" for i in range(15000))
-    result = Library.open(folder, index).search("apples " + words, AnalyzerConfig("words"))
+    result = IndexReader.open(folder, index).search("apples " + words, analyzer=AnalyzerConfig("words"))
     assert result.reason is not None and result.reason.endswith(" and 14980 more")
     assert len(result.reason) < 400
 
@@ -183,7 +183,7 @@ def test_note_too_deep_to_reach_is_reported(tmp_path: Path, text_kernel: str) ->
         Path("deep.md").write_text("deep apples", encoding="utf-8")
     finally:
         os.chdir(here)
-    lib, report = library_mod.build_index(folder, tmp_path / "idx", workers=1)
+    lib, report = build_mod.build_index(folder, tmp_path / "idx", workers=1)
     assert lib.note_paths == ["top.md"]
     (skip,) = report.skipped
     assert skip.path.startswith("d" * 250) and skip.reason == "folder cannot be read: File name too long"

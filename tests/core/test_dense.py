@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdesk.core import library as library_mod
+from ragdesk.core import build as build_mod
+from ragdesk.core.build import build_index
 from ragdesk.core.dense import RRF_C, Fusion, dense_top_k, rrf_fuse
-from ragdesk.core.library import Library, build_index
+from ragdesk.core.reader import IndexReader
 
 from ..conftest import write_notes
 
@@ -94,7 +95,7 @@ def test_wordllama_backend_offline(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("delta", [False, True], ids=["merge-all", "delta-segment"])
 def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool) -> None:
-    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
     folder = write_notes(tmp_path / "n", {f"{c}.md": f"# {c}\n\nnote about {c} things" for c in "abcd"})
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
 
@@ -121,7 +122,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, HashEmbedder().embed(new.chunk_texts()).astype(np.float16))
-    assert (new.base is not None) == delta and new.has_dense(emb.name)
+    assert (len(new.segments) == 2) == delta and new.has_dense(emb.name)
     # A second refresh embeds only what changed since, and the index reopens with its embeddings.
     emb.embedded.clear()
     rows = new.stored_dense(emb.name)
@@ -130,7 +131,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     expected = HashEmbedder().embed(third.chunk_texts()).astype(np.float16)
     assert np.array_equal(np.asarray(third.dense_matrix(emb, previous=new, previous_rows=rows)), expected)
     assert emb.embedded == [third.chunk_texts()[2]]
-    reopened = Library.open(folder, tmp_path / "idx")
+    reopened = IndexReader.open(folder, tmp_path / "idx")
     assert np.array_equal(np.asarray(reopened.stored_dense(emb.name)), np.asarray(third.stored_dense(emb.name)))
 
 

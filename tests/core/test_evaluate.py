@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from ragdesk.cli import main
+from ragdesk.core.build import build_index
 from ragdesk.core.chunking import ChunkOptions
 from ragdesk.core.evaluate import QuestionsError, evaluate, load_questions, ndcg
-from ragdesk.core.library import IndexSettings, build_index
+from ragdesk.core.params import IndexSettings
 
 from ..conftest import write_notes
 

@@ -10,11 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdesk.core import library as library_mod
+from ragdesk.core import build as build_mod
+from ragdesk.core import segment as segment_mod
 from ragdesk.core import store
 from ragdesk.core.analyzers import ANALYZERS, AnalyzerConfig
+from ragdesk.core.build import BuildCancelled, build_index
 from ragdesk.core.chunking import ChunkOptions
-from ragdesk.core.library import BuildCancelled, IndexSettings, Library, build_index
+from ragdesk.core.params import IndexSettings
+from ragdesk.core.reader import IndexReader
+from ragdesk.core.search import query_refs
 
 from ..conftest import write_notes
 
@@ -27,13 +31,13 @@ NOTES = {
 
 
 @pytest.fixture
-def lib(tmp_path: Path) -> Library:
+def lib(tmp_path: Path) -> IndexReader:
     folder = write_notes(tmp_path / "notes", NOTES)
     library, _ = build_index(folder, tmp_path / "idx", workers=1)
     return library
 
 
-def test_counts_and_chunks(lib: Library) -> None:
+def test_counts_and_chunks(lib: IndexReader) -> None:
     assert [n.path for n in lib.notes] == ["cs/indukce.md", "en/empty.md", "en/git.md", "fr/note.txt"]
     assert lib.n_chunks == 3  # notes this short are one chunk each
     c = lib.chunk(1)
@@ -41,8 +45,8 @@ def test_counts_and_chunks(lib: Library) -> None:
     assert c.text == NOTES["en/git.md"].rstrip()
 
 
-def test_stems_match_inflections_and_explain(lib: Library) -> None:
-    r = lib.search("indukci", AnalyzerConfig("stems"))
+def test_stems_match_inflections_and_explain(lib: IndexReader) -> None:
+    r = lib.search("indukci", analyzer=AnalyzerConfig("stems"))
     assert [h.path for h in r.hits] == ["cs/indukce.md"]
     row = r.hits[0].explain[0]
     # f = 3 in the text + 1 in the indexed context (title "indukce"; the same heading is not repeated)
@@ -50,23 +54,23 @@ def test_stems_match_inflections_and_explain(lib: Library) -> None:
     assert lib.chunk_context(r.hits[0].chunk_id) == "indukce"
     assert lib.chunk_context(1) == "git \nRebase"
     assert row.contribution == pytest.approx(r.hits[0].score)
-    assert lib.search("indukci", AnalyzerConfig("words")).hits == []
+    assert lib.search("indukci", analyzer=AnalyzerConfig("words")).hits == []
 
 
-def test_empty_punctuation_and_missing_terms_have_reasons(lib: Library) -> None:
+def test_empty_punctuation_and_missing_terms_have_reasons(lib: IndexReader) -> None:
     assert lib.search("").reason == "the query has no searchable words"
     assert lib.search("?!").reason == "the query has no searchable words"
     assert lib.search("zzzz").reason == "none of the query terms occur in the notes"
-    partial = lib.search("rebase zzzz", AnalyzerConfig("words"))
+    partial = lib.search("rebase zzzz", analyzer=AnalyzerConfig("words"))
     assert partial.reason == "not in the notes: zzzz"
     assert [h.heading for h in partial.hits] == ["Git › Rebase"]
     rows = partial.hits[0].explain
     assert [(r.term, r.in_index, r.contribution) for r in rows][1] == ("zzzz", False, 0.0)
 
 
-def test_all_analyzers_rank_and_rows_sum(lib: Library) -> None:
+def test_all_analyzers_rank_and_rows_sum(lib: IndexReader) -> None:
     for name in ANALYZERS:
-        r = lib.search("history rebase", AnalyzerConfig(name), k=5)
+        r = lib.search("history rebase", analyzer=AnalyzerConfig(name), k=5)
         assert r.hits and r.hits[0].heading == "Git › Rebase"
         for h in r.hits:
             assert sum(x.contribution for x in h.explain) == pytest.approx(h.score, rel=1e-12)
@@ -84,21 +88,21 @@ def test_ties_break_by_chunk_order(tmp_path: Path) -> None:
     assert [h.path for h in library.search("words", k=2).hits] == ["a.txt", "b.txt"]
 
 
-def test_reopen_from_disk_gives_same_results(lib: Library, tmp_path: Path) -> None:
-    again = Library.open(tmp_path / "notes", tmp_path / "idx", verify=True)
-    a = lib.search("history", AnalyzerConfig("trigrams")).to_json()
-    b = again.search("history", AnalyzerConfig("trigrams")).to_json()
+def test_reopen_from_disk_gives_same_results(lib: IndexReader, tmp_path: Path) -> None:
+    again = IndexReader.open(tmp_path / "notes", tmp_path / "idx", verify=True)
+    a = lib.search("history", analyzer=AnalyzerConfig("trigrams")).to_json()
+    b = again.search("history", analyzer=AnalyzerConfig("trigrams")).to_json()
     a.pop("took_ms"), b.pop("took_ms")
     assert a == b
 
 
-def test_unchanged_folder_is_not_rebuilt(lib: Library, tmp_path: Path) -> None:
+def test_unchanged_folder_is_not_rebuilt(lib: IndexReader, tmp_path: Path) -> None:
     again, report = build_index(tmp_path / "notes", tmp_path / "idx", workers=1)
     assert not report.rebuilt and report.unchanged == 4
     assert again.generation == lib.generation
 
 
-def _stats(library: Library, analyzer: str) -> tuple:
+def _stats(library: IndexReader, analyzer: str) -> tuple:
     if analyzer == "combined":
         return _stats(library, "stems"), _stats(library, "trigrams")
     ti = library.term_index(AnalyzerConfig(analyzer))
@@ -110,7 +114,7 @@ def _stats(library: Library, analyzer: str) -> tuple:
 @pytest.mark.parametrize("delta", [False, True], ids=["merge-all", "delta-segment"])
 def test_incremental_equals_full_rebuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool) -> None:
     # Refreshes either merge everything into a new base or write a delta segment over it.
-    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
     rng = random.Random(7)
     vocab = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split()
     folder = tmp_path / "notes"
@@ -130,15 +134,15 @@ def test_incremental_equals_full_rebuild(tmp_path: Path, monkeypatch: pytest.Mon
         pick[8].rename(folder / f"renamed{step}.md")
         inc, report = build_index(folder, tmp_path / "inc", workers=1)
         assert report.changed == 5 and report.removed == 4 and report.added == 5
-        assert (inc.base is not None) == delta
-        assert Library.open(folder, tmp_path / "inc", verify=True).n_chunks == inc.n_chunks
+        assert (len(inc.segments) == 2) == delta
+        assert IndexReader.open(folder, tmp_path / "inc", verify=True).n_chunks == inc.n_chunks
         full, _ = build_index(folder, tmp_path / f"full{step}", workers=1)
         for name in ANALYZERS:
             assert _stats(inc, name) == _stats(full, name)
             q = "alpha new0 kappa"
             assert (
-                inc.search(q, AnalyzerConfig(name)).to_json()["hits"]
-                == full.search(q, AnalyzerConfig(name)).to_json()["hits"]
+                inc.search(q, analyzer=AnalyzerConfig(name)).to_json()["hits"]
+                == full.search(q, analyzer=AnalyzerConfig(name)).to_json()["hits"]
             )
 
 
@@ -152,7 +156,7 @@ def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
 
     if index_mod._kernel is None:
         pytest.skip("the compiled kernel is not built here")
-    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
     rng = random.Random(seed)
     vocab = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda indukce indukci".split()
 
@@ -169,19 +173,19 @@ def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
         f.unlink()
     write_notes(folder, {f"m{i}.md": text() for i in range(6)})
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
-    assert lib.delta is not None
+    assert len(lib.segments) == 2
     for name in ("stems", "trigrams", "combined"):
         config = AnalyzerConfig(name)
         for _ in range(10):
             query = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
-            refs = lib._refs(lib._prepare(query, config))
+            refs = query_refs(lib.prepare(query, config))
             for k in (1, 5, 40):
                 got = index_mod.search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
                 want = index_mod.search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
                 assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), (name, query, k)
 
 
-def test_worker_derivation_publishes_what_the_window_would_derive(lib: Library, tmp_path: Path) -> None:
+def test_worker_derivation_publishes_what_the_window_would_derive(lib: IndexReader, tmp_path: Path) -> None:
     """The worker path (postings written straight into the published files, bounds from the
     kernel) stores exactly the index derived in memory, with a manifest whose checksums hold."""
     import shutil
@@ -189,9 +193,9 @@ def test_worker_derivation_publishes_what_the_window_would_derive(lib: Library, 
     cfg = AnalyzerConfig("trigrams")
     in_memory = lib.term_index(cfg)
     shutil.rmtree(lib.generation / f"terms-{cfg.key}")
-    library_mod._derive_and_publish(str(lib.generation), cfg)
+    segment_mod.derive_and_publish(str(lib.generation), cfg)
     assert not list(lib.generation.glob(".tmp-*"))
-    reopened = Library.open(tmp_path / "notes", tmp_path / "idx", verify=True)  # checks every CRC
+    reopened = IndexReader.open(tmp_path / "notes", tmp_path / "idx", verify=True)  # checks every CRC
     stored = reopened.term_index(cfg)
     assert stored.terms == in_memory.terms
     for name in ("indptr", "docs", "tfs", "doc_len"):
@@ -204,58 +208,58 @@ def test_ties_across_base_and_delta_rank_in_chunk_order(tmp_path: Path, monkeypa
     whichever top-k implementation runs (the compiled one ranks in the segments' numbering)."""
     import ragdesk.core.index as index_mod
 
-    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
     folder = tmp_path / "notes"
     write_notes(folder, {f"{name}.md": "apple banana cherry" for name in "aceg"})
     build_index(folder, tmp_path / "idx", workers=1)
     write_notes(folder, {"b.md": "apple banana cherry", "f.md": "apple banana cherry", "z.md": "durian"})
     (folder / "c.md").unlink()
     inc, _ = build_index(folder, tmp_path / "idx", workers=1)
-    assert inc.delta is not None
+    assert len(inc.segments) == 2
     want = ["a.md", "b.md", "e.md", "f.md", "g.md"]
     for name in ("stems", "combined"):
-        assert [h.path for h in inc.search("banana", AnalyzerConfig(name), k=5).hits] == want
-        assert len({h.score for h in inc.search("banana", AnalyzerConfig(name), k=5).hits}) == 1
+        assert [h.path for h in inc.search("banana", analyzer=AnalyzerConfig(name), k=5).hits] == want
+        assert len({h.score for h in inc.search("banana", analyzer=AnalyzerConfig(name), k=5).hits}) == 1
     monkeypatch.setattr(index_mod, "_kernel", None)
-    assert [h.path for h in inc.search("banana", AnalyzerConfig("combined"), k=5).hits] == want
-    assert [h.path for h in inc.search("banana", AnalyzerConfig("combined"), k=3).hits] == want[:3]
+    assert [h.path for h in inc.search("banana", analyzer=AnalyzerConfig("combined"), k=5).hits] == want
+    assert [h.path for h in inc.search("banana", analyzer=AnalyzerConfig("combined"), k=3).hits] == want[:3]
 
 
-def test_damaged_index_is_detected(lib: Library, tmp_path: Path) -> None:
+def test_damaged_index_is_detected(lib: IndexReader, tmp_path: Path) -> None:
     arr = lib.generation / "fwd_ids.npy"
     arr.write_bytes(arr.read_bytes()[:-4])
     with pytest.raises(store.IndexDamaged, match="truncated"):
-        Library.open(tmp_path / "notes", tmp_path / "idx")
+        IndexReader.open(tmp_path / "notes", tmp_path / "idx")
     rebuilt, report = build_index(tmp_path / "notes", tmp_path / "idx", workers=1)
     assert report.rebuilt and rebuilt.search("rebase").hits
 
 
-def test_corrupted_bytes_fail_checksum(lib: Library, tmp_path: Path) -> None:
+def test_corrupted_bytes_fail_checksum(lib: IndexReader, tmp_path: Path) -> None:
     arr = lib.generation / "fwd_counts.npy"
     data = bytearray(arr.read_bytes())
     data[-1] ^= 0xFF
     arr.write_bytes(bytes(data))
     with pytest.raises(store.IndexDamaged, match="checksum"):
-        Library.open(tmp_path / "notes", tmp_path / "idx", verify=True)
+        IndexReader.open(tmp_path / "notes", tmp_path / "idx", verify=True)
 
 
-def test_wrong_format_version(lib: Library, tmp_path: Path) -> None:
+def test_wrong_format_version(lib: IndexReader, tmp_path: Path) -> None:
     manifest = lib.generation / "manifest.json"
     manifest.write_text(manifest.read_text().replace(f'"format":{store.FORMAT_VERSION}', '"format":99'))
     with pytest.raises(store.IndexDamaged, match="format 99"):
-        Library.open(tmp_path / "notes", tmp_path / "idx")
+        IndexReader.open(tmp_path / "notes", tmp_path / "idx")
 
 
-def test_cancel_keeps_previous_index(lib: Library, tmp_path: Path) -> None:
+def test_cancel_keeps_previous_index(lib: IndexReader, tmp_path: Path) -> None:
     (tmp_path / "notes" / "new.md").write_text("brand new note")
     with pytest.raises(BuildCancelled):
         build_index(tmp_path / "notes", tmp_path / "idx", workers=1, cancelled=lambda: True)
-    still = Library.open(tmp_path / "notes", tmp_path / "idx")
+    still = IndexReader.open(tmp_path / "notes", tmp_path / "idx")
     assert still.generation == lib.generation and still.search("brand").hits == []
     assert [p.name for p in (tmp_path / "idx").glob("gen-*")] == [lib.generation.name]
 
 
-def test_settings_change_rebuilds(lib: Library, tmp_path: Path) -> None:
+def test_settings_change_rebuilds(lib: IndexReader, tmp_path: Path) -> None:
     s = IndexSettings(chunk=ChunkOptions("words", 3, 0))
     again, report = build_index(tmp_path / "notes", tmp_path / "idx", s, workers=1)
     assert report.rebuilt and report.unchanged == 0 and again.n_chunks > lib.n_chunks
@@ -265,16 +269,16 @@ def test_parallel_build_equals_serial(tmp_path: Path, monkeypatch: pytest.Monkey
     """Batches in two worker processes, which also derive the analyzer's indexes (warm=) while the
     parent writes the rest: the same index and rankings as one process deriving on first use."""
     folder = write_notes(tmp_path / "n", {f"d{i:03d}.md": f"# D{i}\n\nword{i % 7} common text {i}" for i in range(50)})
-    monkeypatch.setattr(library_mod, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(library_mod, "BATCH_FILES", 7)
+    monkeypatch.setattr(build_mod, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(build_mod, "BATCH_FILES", 7)
     derived: list[Path] = []
-    start = library_mod._derive_in
+    start = build_mod._derive_in
 
     def recorded(*args: object) -> object:
         begin = start(*args)  # type: ignore[arg-type]
         return lambda gen: derived.append(gen) or begin(gen)
 
-    monkeypatch.setattr(library_mod, "_derive_in", recorded)
+    monkeypatch.setattr(build_mod, "_derive_in", recorded)
     par, _ = build_index(folder, tmp_path / "p", workers=2, warm=AnalyzerConfig())
     assert derived == [par.generation]  # derived in the workers, before the generation was published
     assert sorted(p.name for p in par.generation.glob("terms-*")) == ["terms-stems_5", "terms-trigrams"]
@@ -286,7 +290,7 @@ def test_parallel_build_equals_serial(tmp_path: Path, monkeypatch: pytest.Monkey
     shutil.rmtree(tmp_path / "p")
 
 
-def test_highlight_spans_by_analyzer(lib: Library) -> None:
+def test_highlight_spans_by_analyzer(lib: IndexReader) -> None:
     text = "Clipped: Indukcí a commit, committed"
     spans = lambda cfg: [(text[s:e], term) for s, e, term in lib.highlight_spans(text, "indukce commit", cfg)]  # noqa: E731
     assert spans(AnalyzerConfig("words")) == [("commit", "commit")]
@@ -296,30 +300,30 @@ def test_highlight_spans_by_analyzer(lib: Library) -> None:
 
 
 def test_reopening_a_delta_shares_the_base_it_already_has(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
     folder = write_notes(tmp_path / "notes", NOTES)
     first, _ = build_index(folder, tmp_path / "idx", workers=1)
     first.term_index(AnalyzerConfig("stems"))  # something loaded that a fresh open would load again
     (folder / "en" / "git.md").write_text("# Git\n\nBisect finds the commit that broke it.\n", encoding="utf-8")
     second, _ = build_index(folder, tmp_path / "idx", workers=1, previous=first)
-    assert second.base is first
-    shared = Library.open(folder, tmp_path / "idx", reuse=second)
-    fresh = Library.open(folder, tmp_path / "idx")
-    assert shared.base is first and fresh.base is not first
+    assert second.segments[0] is first.segments[0]
+    shared = IndexReader.open(folder, tmp_path / "idx", reuse=second)
+    fresh = IndexReader.open(folder, tmp_path / "idx")
+    assert shared.segments[0] is first.segments[0] and fresh.segments[0] is not first.segments[0]
     assert shared.search("bisect commit").to_json()["hits"] == fresh.search("bisect commit").to_json()["hits"]
     (folder / "fr" / "note.txt").write_text("Une autre méthode.", encoding="utf-8")
     third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=second)  # delta over the same base
-    assert Library.open(folder, tmp_path / "idx", reuse=shared).base is first
+    assert IndexReader.open(folder, tmp_path / "idx", reuse=shared).segments[0] is first.segments[0]
 
 
 def test_delta_of_deletions_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A refresh that only removes notes writes an empty delta; removing every note leaves an empty index."""
-    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
     folder = write_notes(tmp_path / "notes", {f"n{i}.md": f"# N{i}\n\nalpha beta {i}\n" for i in range(4)})
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     (folder / "n2.md").unlink()
     lib, report = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-    assert report.removed == 1 and lib.base is not None and lib.delta is not None and lib.delta.n_chunks == 0
+    assert report.removed == 1 and len(lib.segments) == 2 and len(lib.segments) == 2 and lib.segments[1].n_chunks == 0
     full, _ = build_index(folder, tmp_path / "full", workers=1)
     assert lib.search("alpha 2").to_json()["hits"] == full.search("alpha 2").to_json()["hits"]
     for note in folder.glob("*.md"):
@@ -332,7 +336,7 @@ def test_delta_of_deletions_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_refresh_keeps_reporting_skipped_and_redecoded_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool
 ) -> None:
-    monkeypatch.setattr(library_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
     folder = write_notes(
         tmp_path / "notes",
         {"a.md": "# A\n\nalpha", "latin.txt": "caf\xe9".encode("cp1252"), "bad.md": b"\x00\x01binary"},
@@ -342,6 +346,6 @@ def test_refresh_keeps_reporting_skipped_and_redecoded_files(
     assert [(p, loaded) for p, _, loaded in before] == [("bad.md", False), ("latin.txt", True)]
     (folder / "a.md").write_text("# A\n\nalpha beta", encoding="utf-8")
     second, report = build_index(folder, tmp_path / "idx", workers=1, previous=first)
-    assert report.changed == 1 and (second.base is not None) == delta
+    assert report.changed == 1 and (len(second.segments) == 2) == delta
     assert [(s.path, s.reason, s.loaded) for s in second.skipped] == before
-    assert [(s.path, s.reason, s.loaded) for s in Library.open(folder, tmp_path / "idx").skipped] == before
+    assert [(s.path, s.reason, s.loaded) for s in IndexReader.open(folder, tmp_path / "idx").skipped] == before

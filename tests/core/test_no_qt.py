@@ -16,7 +16,7 @@ sys.meta_path.insert(0, Block())
 import ragdesk.core
 for m in pkgutil.iter_modules(ragdesk.core.__path__):
     importlib.import_module('ragdesk.core.' + m.name)
-from ragdesk.core.library import build_index
+from ragdesk.core.build import build_index
 lib, _ = build_index(sys.argv[1], sys.argv[2], workers=1)
 assert lib.search('hello').hits
 assert not any(k.startswith('PySide6') for k in sys.modules)

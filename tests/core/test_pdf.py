@@ -11,7 +11,7 @@ import pytest
 from ragdesk.cli import main
 from ragdesk.core import loader, pdf
 from ragdesk.core.analyzers import AnalyzerConfig
-from ragdesk.core.library import build_index
+from ragdesk.core.build import build_index
 from ragdesk.core.prompt import Excerpt, build_prompt
 
 from ..conftest import write_notes
@@ -86,7 +86,7 @@ def test_rendered_notes_are_found_by_page(tmp_path: Path) -> None:
     write_notes(folder, {"note.md": "# Note\n\nnothing about that clause here\n"})
     lib, built = build_index(folder, tmp_path / "idx", workers=1)
     assert not built.skipped and pages >= 3
-    (hit,) = lib.search("zanzibar", AnalyzerConfig(), k=1).hits
+    (hit,) = lib.search("zanzibar", analyzer=AnalyzerConfig(), k=1).hits
     assert hit.path == "report.pdf" and hit.page == pages and hit.location == f"p. {pages}"
     assert "Report" not in hit.text and "Page " not in hit.text  # running header and page numbers left out
     excerpt = Excerpt.of(hit)
@@ -109,7 +109,7 @@ def test_refresh_never_rereads_an_unchanged_pdf(tmp_path: Path, monkeypatch: pyt
     render_pdf("delta epsilon zeta\n" * 20, folder / "b.pdf")
     lib, report = build_index(folder, tmp_path / "idx", workers=1)
     assert len(read) == 1 and report.changed == 1  # the changed PDF alone
-    assert lib.search("zeta", AnalyzerConfig(), k=1).hits[0].path == "b.pdf"
+    assert lib.search("zeta", analyzer=AnalyzerConfig(), k=1).hits[0].path == "b.pdf"
 
 
 def test_a_pdf_that_takes_too_long_is_reported_and_the_build_goes_on(

@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdesk.core import library as library_mod
+from ragdesk.core import build as build_mod
 from ragdesk.core.analyzers import ANALYZERS, AnalyzerConfig
+from ragdesk.core.build import build_index
 from ragdesk.core.evaluate import evaluate_beir, load_beir
-from ragdesk.core.library import Library, build_index
+from ragdesk.core.reader import IndexReader
 
 
 def test_scifact_test_ndcg_with_defaults(shared_data: Path, tmp_path: Path) -> None:
@@ -30,12 +31,12 @@ def test_multilingual_vault_loads_and_matches_inflections(shared_data: Path, tmp
     lib, report = build_index(shared_data / "obsidian-help" / "cs", tmp_path / "idx")
     assert report.files == 173 and [s for s in report.skipped if not s.loaded] == []
     # "synchronizovat" (infinitive) finds notes that say "synchronizace" (noun) through the stem "synch"
-    r = lib.search("synchronizovat poznámky", AnalyzerConfig("stems"), k=5)
+    r = lib.search("synchronizovat poznámky", analyzer=AnalyzerConfig("stems"), k=5)
     assert r.hits and all("synch" in {x.term for x in h.explain if x.f} for h in r.hits)
     assert "Synchronizace" in r.hits[0].text  # the word itself never occurs in the query
 
 
-def _same_index(a: Library, b: Library, queries: list[str]) -> None:
+def _same_index(a: IndexReader, b: IndexReader, queries: list[str]) -> None:
     """Two libraries index the same chunks with the same statistics and rank every query alike."""
     assert a.note_paths == b.note_paths and a.n_chunks == b.n_chunks and a.n_tokens == b.n_tokens
     assert [a.chunk(i) for i in range(0, a.n_chunks, 97)] == [b.chunk(i) for i in range(0, b.n_chunks, 97)]
@@ -46,7 +47,7 @@ def _same_index(a: Library, b: Library, queries: list[str]) -> None:
             assert (ta.n_docs, ta.avgdl) == (tb.n_docs, tb.avgdl)
             assert np.array_equal(ta.doc_len, tb.doc_len)
         for q in queries:
-            ra, rb = a.search(q, cfg, k=20).to_json(), b.search(q, cfg, k=20).to_json()
+            ra, rb = a.search(q, analyzer=cfg, k=20).to_json(), b.search(q, analyzer=cfg, k=20).to_json()
             assert ra["hits"] == rb["hits"] and ra["terms"] == rb["terms"]  # scores, ranks, n_t, explanations
 
 
@@ -71,14 +72,14 @@ def test_refresh_with_random_edits_equals_full_rebuild(shared_data: Path, tmp_pa
         files = sorted(notes.rglob("*.md"))
         lib, report = build_index(notes, tmp_path / "inc", previous=lib)
         assert (report.changed, report.removed, report.added) == (6, 4, 3)
-        assert lib.base is not None  # a delta over the untouched base
+        assert len(lib.segments) == 2  # a delta over the untouched base
         full, _ = build_index(notes, tmp_path / f"full-{step}")
         _same_index(lib, full, queries)
-        _same_index(Library.open(notes, tmp_path / "inc", verify=True), full, queries[:2])
+        _same_index(IndexReader.open(notes, tmp_path / "inc", verify=True), full, queries[:2])
     with pytest.MonkeyPatch.context() as mp:  # past the threshold, everything merges into a new base
-        mp.setattr(library_mod, "DELTA_MAX_SHARE", 0.0)
+        mp.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
         files[0].write_text("# Merged\n\nzyxedit merge\n", encoding="utf-8")
         merged, _ = build_index(notes, tmp_path / "inc", previous=lib)
-    assert merged.base is None
+    assert len(merged.segments) == 1
     _same_index(merged, build_index(notes, tmp_path / "full-merged")[0], queries)
     assert len(list((tmp_path / "inc").glob("gen-*"))) == 1

@@ -16,7 +16,8 @@ import pytest
 from ragdesk.cli import main
 from ragdesk.core import store
 from ragdesk.core.analyzers import AnalyzerConfig
-from ragdesk.core.library import Library, build_index
+from ragdesk.core.build import build_index
+from ragdesk.core.reader import IndexReader
 
 from ..conftest import write_notes
 
@@ -34,7 +35,7 @@ def test_newline_in_a_file_name_shifts_no_source(tmp_path: Path, capsys: pytest.
     data = _search_json(folder, index, "Normal 4", capsys)
     assert data["hits"][0]["path"] == "normal4.md"
     assert "note 4 about apples" in data["hits"][0]["text"]
-    lib = Library.open(folder, index)
+    lib = IndexReader.open(folder, index)
     assert lib.note_paths == sorted(["bad\nname.md", *APPLES])
     # Refreshing, verifying and searching again all work (they crashed with IndexError before).
     (folder / "normal2.md").write_text("note 2 about pears\n", encoding="utf-8")
@@ -55,7 +56,7 @@ def test_path_count_is_checked_against_the_note_count(tmp_path: Path) -> None:
     manifest["files"]["paths.blob"] = store.file_info(blob)  # even with a size and checksum that fit
     (lib.generation / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(store.IndexDamaged, match="do not match its 5 notes"):
-        Library.open(folder, tmp_path / "idx")
+        IndexReader.open(folder, tmp_path / "idx")
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="file names are bytes only on Linux/BSD")
@@ -139,10 +140,10 @@ def test_two_processes_building_at_once_keep_the_index(tmp_path: Path) -> None:
         assert [p.returncode for p in procs] == [0, 0], [o[1].decode()[-300:] for o in outs]
         reports = [json.loads(o[0]) for o in outs]
         assert sorted(r["rebuilt"] for r in reports) == [False, True]  # one built, the other found it current
-        lib = Library.open(folder, index, verify=True)
+        lib = IndexReader.open(folder, index, verify=True)
         assert len(lib.note_paths) == 120
         assert [p.name for p in index.glob("gen-*")] == [lib.generation.name]  # nothing left half-written
-        hits = lib.search(f"round{round_}", AnalyzerConfig(), k=40).hits
+        hits = lib.search(f"round{round_}", analyzer=AnalyzerConfig(), k=40).hits
         assert len({h.path for h in hits}) == 30
 
 
@@ -158,7 +159,7 @@ def test_stale_temporaries_are_removed_on_open(tmp_path: Path) -> None:
     stale_manifest.write_text("gen-0")
     mine = lib.generation / f".tmp-terms-stems5-{os.getpid()}-18c0ffee"  # a live writer's: kept
     mine.mkdir()
-    Library.open(folder, tmp_path / "idx")
+    IndexReader.open(folder, tmp_path / "idx")
     assert not stale.exists() and not stale_manifest.exists() and mine.exists()
 
 
@@ -168,17 +169,17 @@ def test_damaged_derived_index_is_replaced_once(tmp_path: Path, monkeypatch: pyt
     (sub,) = lib.generation.glob("terms-stems*")
     with open(sub / "docs.npy", "r+b") as fh:
         fh.truncate(sub.joinpath("docs.npy").stat().st_size - 4)
-    from ragdesk.core import library as library_mod
+    from ragdesk.core import segment as segment_mod
 
     derived: list[str] = []
-    real = library_mod.derive_term_index
-    monkeypatch.setattr(library_mod, "derive_term_index", lambda *a, **kw: derived.append("x") or real(*a, **kw))
-    reopened = Library.open(folder, tmp_path / "idx")
-    hits = reopened.search("apples", AnalyzerConfig("stems"), k=5).hits
+    real = segment_mod.derive_term_index
+    monkeypatch.setattr(segment_mod, "derive_term_index", lambda *a, **kw: derived.append("x") or real(*a, **kw))
+    reopened = IndexReader.open(folder, tmp_path / "idx")
+    hits = reopened.search("apples", analyzer=AnalyzerConfig("stems"), k=5).hits
     assert len(hits) == 5 and derived == ["x"]
     store.check_files(sub, store.read_manifest(sub)["files"], verify_crc=True)  # the folder was replaced
-    again = Library.open(folder, tmp_path / "idx")
-    assert len(again.search("apples", AnalyzerConfig("stems"), k=5).hits) == 5
+    again = IndexReader.open(folder, tmp_path / "idx")
+    assert len(again.search("apples", analyzer=AnalyzerConfig("stems"), k=5).hits) == 5
     assert derived == ["x"]  # loaded from disk this time
     assert np.array_equal(
         again.term_index(AnalyzerConfig("stems")).docs, reopened.term_index(AnalyzerConfig("stems")).docs
@@ -202,7 +203,7 @@ def test_links_out_of_the_folder_are_not_followed(
     assert sorted(lib.note_paths) == sorted([*APPLES, "sub/in.md", "alias.md"])
     reason = "links outside the notes folder (not followed; Settings or --follow-outside-links to follow)"
     assert [(s.path, s.reason) for s in report.skipped] == [("deploy-key.md", reason), ("x", reason)]
-    assert not lib.search("sekrit", AnalyzerConfig()).hits
+    assert not lib.search("sekrit", analyzer=AnalyzerConfig()).hits
     # Asked for explicitly, they are followed.
     assert main(["index", str(folder), "--index-dir", str(index), "--follow-outside-links", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -303,7 +304,7 @@ def test_altered_index_bytes_never_rank_silently(
     folder = write_notes(tmp_path / "notes", notes)
     lib, _ = build_index(folder, tmp_path / "idx", workers=1, warm=AnalyzerConfig("stems"))
     stems = AnalyzerConfig("stems")
-    expected = [(h.chunk_id, h.score) for h in lib.search("gamma alpha delta7", stems, k=10).hits]
+    expected = [(h.chunk_id, h.score) for h in lib.search("gamma alpha delta7", analyzer=stems, k=10).hits]
     path = lib.generation / name
     arr = np.load(path)
     np.save(path, alter(arr).astype(arr.dtype))
@@ -311,7 +312,7 @@ def test_altered_index_bytes_never_rank_silently(
     if not small_files_checksummed:
         monkeypatch.setattr(store, "CRC_ON_OPEN_BYTES", 0)
     try:
-        hits = Library.open(folder, tmp_path / "idx").search("gamma alpha delta7", stems, k=10).hits
+        hits = IndexReader.open(folder, tmp_path / "idx").search("gamma alpha delta7", analyzer=stems, k=10).hits
     except store.IndexDamaged:
         return
     assert [(h.chunk_id, h.score) for h in hits] == expected

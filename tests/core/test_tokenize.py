@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ragdesk.core import chunking, tokenize
+from ragdesk.core.build import _batches
 from ragdesk.core.chunking import ChunkOptions, chunk_note
-from ragdesk.core.library import _batches
 from ragdesk.core.loader import LoadOptions, read_note, walk_notes
 from ragdesk.core.tokenize import count_words, intern_words, process_batch
 

@@ -9,7 +9,9 @@ import pytest
 
 from ragdesk.cli import main
 from ragdesk.core.analyzers import AnalyzerConfig
-from ragdesk.core.library import Library, build_index
+from ragdesk.core.build import build_index
+from ragdesk.core.params import SearchParams
+from ragdesk.core.reader import IndexReader
 from ragdesk.core.whynot import NotIndexed, why_not
 
 from ..conftest import write_notes
@@ -26,14 +28,14 @@ NOTES = {
 
 
 @pytest.fixture
-def lib(tmp_path: Path) -> Library:
+def lib(tmp_path: Path) -> IndexReader:
     library, _ = build_index(write_notes(tmp_path / "notes", NOTES), tmp_path / "idx", workers=1)
     return library
 
 
-def test_why_not_matches_the_explanation_and_the_rank(lib: Library) -> None:
+def test_why_not_matches_the_explanation_and_the_rank(lib: IndexReader) -> None:
     cfg = AnalyzerConfig("stems")
-    why = why_not(lib, "rebase history of the cats", "far.md", cfg, k=2)
+    why = why_not(lib, "rebase history of the cats", "far.md", SearchParams(cfg, k=2))
     (chunk,) = list(lib.chunks_of_note(lib.note_index("far.md")))
     assert why.chunk_id == chunk
     assert [r.to_json() for r in why.terms] == [
@@ -41,7 +43,7 @@ def test_why_not_matches_the_explanation_and_the_rank(lib: Library) -> None:
     ]
     assert why.score == pytest.approx(sum(r.contribution for r in why.terms))
     assert why.bm25_rank == why.rank == lib.rank_of("rebase history of the cats", chunk, cfg)
-    result = lib.search("rebase history of the cats", cfg, k=2)
+    result = lib.search("rebase history of the cats", analyzer=cfg, k=2)
     assert why.top_chunk_id == result.hits[0].chunk_id
     assert [r.to_json() for r in why.top_terms] == [r.to_json() for r in result.hits[0].explain]
     assert why.gap_to_k == pytest.approx(result.hits[1].score - why.score)
@@ -49,8 +51,8 @@ def test_why_not_matches_the_explanation_and_the_rank(lib: Library) -> None:
     assert "the (dropped by the analyzer)" not in why.missing_terms  # stems keep every word
 
 
-def test_best_chunk_of_a_long_note_and_terms_in_no_note(lib: Library) -> None:
-    why = why_not(lib, "rebase history zebra", "mid.md", AnalyzerConfig("words"), k=1)
+def test_best_chunk_of_a_long_note_and_terms_in_no_note(lib: IndexReader) -> None:
+    why = why_not(lib, "rebase history zebra", "mid.md", SearchParams(AnalyzerConfig("words"), k=1))
     chunks = lib.chunks_of_note(lib.note_index("mid.md"))
     assert len(chunks) >= 2 and why.chunk_id != chunks[0]  # its best chunk, not its first
     assert "again history" in lib.chunk(why.chunk_id).text
@@ -58,7 +60,7 @@ def test_best_chunk_of_a_long_note_and_terms_in_no_note(lib: Library) -> None:
     assert why.gap_to_k > 0 or why.rank == 1
 
 
-def test_a_note_that_is_not_indexed_says_why(lib: Library) -> None:
+def test_a_note_that_is_not_indexed_says_why(lib: IndexReader) -> None:
     with pytest.raises(NotIndexed, match=r"bin.md is not indexed \(it was skipped: binary file"):
         why_not(lib, "rebase", "bin.md")
     with pytest.raises(NotIndexed, match="nope.md is not indexed \\(no such note in the index\\)"):

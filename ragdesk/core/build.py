@@ -1,0 +1,335 @@
+"""Building and refreshing a folder's index: walk, plan what changed, process new and changed notes
+in parallel batches, and publish a full generation or a delta over the last one (core.writer).
+
+The result is exactly what a full rebuild gives (same chunks, N, avgdl, n_t, scores). On cancel or
+failure nothing is published and the previous index stays current.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import store
+from .analyzers import AnalyzerConfig
+from .chunking import ChunkOptions
+from .loader import NoteFile, Skipped, walk_notes
+from .orphans import worker_pool
+from .params import IndexSettings
+from .paths import shown
+from .reader import IndexReader
+from .segment import derive_and_publish
+from .tokenize import BatchResult, process_batch
+from .writer import DeltaPlan, Derive, write_delta, write_full
+
+ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
+CancelFn = Callable[[], bool]
+
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this much to read, worker processes cost more than they save
+BATCH_BYTES = 1024 * 1024  # a batch (one task for a worker) ends at this many bytes...
+BATCH_FILES = 400  # ...or this many files
+# A refresh writes only a delta segment on top of the last full build while the changed notes stay
+# this small a share of the folder (and this few); beyond that it merges everything into a new base.
+DELTA_MAX_SHARE = 0.05
+DELTA_MAX_NOTES = 2000
+
+
+class BuildCancelled(Exception):
+    """The build was cancelled; the previous index (if any) is untouched."""
+
+
+@dataclass
+class BuildReport:
+    """What a build or refresh did, for the CLI's JSON and the status bar."""
+
+    files: int = 0
+    chunks: int = 0
+    tokens: int = 0
+    elapsed_s: float = 0.0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    rebuilt: bool = True  # False when the stored index was already current
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["skipped"] = [{"path": shown(s.path), "reason": s.reason, "loaded": s.loaded} for s in self.skipped]
+        return d
+
+
+def build_index(
+    folder: str | os.PathLike[str],
+    index_dir: str | os.PathLike[str] | None = None,
+    settings: IndexSettings | None = None,
+    progress: ProgressFn | None = None,
+    cancelled: CancelFn | None = None,
+    workers: int | None = None,
+    previous: IndexReader | None = None,
+    reuse_stored: bool = True,
+    warm: AnalyzerConfig | None = None,
+    waiting: Callable[[], None] | None = None,
+) -> tuple[IndexReader, BuildReport]:
+    """Build or refresh the index of `folder`, re-reading only new and changed notes.
+
+    `previous`: the index opened before (else the stored one is opened); `reuse_stored=False` ignores
+    the stored index (a full build), e.g. after it was found damaged. `warm`: also derive (or load)
+    that analyzer's indexes before returning; a full build derives them in its worker processes
+    while it writes the rest. Builds of one index run one at a time (an OS lock on the index
+    folder): a second one waits (`waiting` is called once) and then finds the index current, or
+    refreshes what changed since.
+    """
+    t0 = time.perf_counter()
+    folder_path = Path(folder).resolve()
+    root = store.index_dir_for(folder_path, index_dir)
+    job = _Build(folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm)
+    try:
+        with store.build_lock(root, cancelled, waiting):
+            store.remove_stale_temporaries(root)
+            if previous is not None and reuse_stored:
+                current = store.current_generation(root)
+                stale = current is None or current.name != previous.generation.name  # another process built since
+                if stale or previous.folder != folder_path:
+                    previous = None
+            if previous is None and reuse_stored:
+                with contextlib.suppress(store.IndexDamaged, store.IndexMissing):
+                    previous = IndexReader.open(folder_path, root)
+            if previous is not None and previous.settings != job.settings:
+                previous = None
+            reader, report = job.run(previous)
+    except store.IndexBusy as exc:  # cancelled while another process held the lock
+        raise BuildCancelled(f"indexing was cancelled while {exc}") from exc
+    report.elapsed_s = time.perf_counter() - t0
+    return reader, report
+
+
+@dataclass
+class _Plan:
+    """What a refresh must do: notes reused from the previous index, files to read, and the count."""
+
+    files: list[NoteFile]
+    walk_skipped: list[Skipped]
+    reuse: dict[str, int]  # path -> note index in the previous index
+    todo: list[NoteFile]
+    carried: list[Skipped]  # files that failed to read before and have not changed since
+    report: BuildReport
+
+
+def _plan(previous: IndexReader | None, files: list[NoteFile], walk_skipped: list[Skipped]) -> _Plan:
+    prev_by_path = {p: i for i, p in enumerate(previous.note_paths)} if previous else {}
+    prev_read_skips = {s.path: s for s in previous.skipped if s.size >= 0} if previous else {}
+    reuse: dict[str, int] = {}
+    carried: list[Skipped] = []
+    todo: list[NoteFile] = []
+    sizes = previous.note_size.tolist() if previous else []
+    mtimes = previous.note_mtime.tolist() if previous else []
+    for f in files:
+        pi = prev_by_path.get(f.path)
+        if pi is not None and sizes[pi] == f.size and mtimes[pi] == f.mtime_ns:
+            reuse[f.path] = pi
+            continue
+        old = prev_read_skips.get(f.path)
+        if old is not None and not old.loaded and (old.size, old.mtime_ns) == (f.size, f.mtime_ns):
+            carried.append(old)
+            continue
+        todo.append(f)
+    report = BuildReport()
+    report.changed = sum(1 for f in todo if f.path in prev_by_path)
+    report.removed = len(prev_by_path) - len(reuse) - report.changed  # a previous note still here is one of those
+    report.added = len(todo) - report.changed
+    report.unchanged = len(reuse)
+    return _Plan(files, walk_skipped, reuse, todo, carried, report)
+
+
+def _is_current(previous: IndexReader | None, plan: _Plan) -> bool:
+    """Nothing to do: no file new, changed or gone, and the same files skipped for the same reasons."""
+    if previous is None or plan.todo or plan.report.removed:
+        return False
+    stored_walk_skips = {(s.path, s.reason) for s in previous.skipped if s.size < 0}
+    unreadable_before = sum(1 for s in previous.skipped if s.size >= 0 and not s.loaded)
+    return (
+        stored_walk_skips == {(s.path, s.reason) for s in plan.walk_skipped} and len(plan.carried) == unreadable_before
+    )
+
+
+@dataclass
+class _Build:
+    """One build's parameters; `run` does the work with the index's build lock held."""
+
+    folder: Path
+    root: Path
+    settings: IndexSettings
+    progress: ProgressFn | None
+    cancelled: CancelFn | None
+    workers: int | None
+    warm: AnalyzerConfig | None
+
+    def run(self, previous: IndexReader | None) -> tuple[IndexReader, BuildReport]:
+        files, walk_skipped = walk_notes(self.folder, self.settings.load)
+        plan = _plan(previous, files, walk_skipped)
+        report = plan.report
+        if previous is not None and _is_current(previous, plan):
+            report.rebuilt = False
+            reader = previous
+            if self.warm is not None:
+                previous.warm(self.warm)
+            if self.progress is not None:
+                self.progress(len(files), len(files), previous.n_chunks, "")
+        else:
+            reader = self._write(previous, plan)
+        report.files, report.chunks, report.tokens = len(reader.notes), reader.n_chunks, reader.n_tokens
+        report.skipped = reader.skipped
+        return reader, report
+
+    def _write(self, previous: IndexReader | None, plan: _Plan) -> IndexReader:
+        n_workers = self.workers if self.workers is not None else (os.cpu_count() or 1)
+        if sum(f.size for f in plan.todo) < PARALLEL_MIN_BYTES:
+            n_workers = 1
+        with contextlib.ExitStack() as stack:
+            pool = stack.enter_context(worker_pool(n_workers)) if n_workers > 1 else None
+            batches = _batches(plan.todo)
+            results = _run_batches(
+                batches, self.settings.chunk, pool, len(plan.files), len(plan.reuse), self.progress, self.cancelled
+            )
+            _check_cancel(self.cancelled)
+            if (
+                pool is not None and self.warm is not None
+            ):  # the workers import the derivation while this process merges
+                with contextlib.suppress(BrokenProcessPool, RuntimeError):  # no workers: derived here later
+                    for _ in range(n_workers):
+                        pool.submit(_imported)
+            skipped = _skipped(previous, plan, results)
+            delta = _plan_delta(previous, plan.files, plan.reuse)
+            if delta is not None:
+                reader = write_delta(self.folder, self.root, self.settings, plan.files, delta, results, skipped)
+            else:
+                derive = (
+                    _derive_in(pool, self.warm, self.cancelled) if pool is not None and self.warm is not None else None
+                )
+                reader = write_full(
+                    self.folder, self.root, self.settings, plan.files, plan.reuse, previous, results, skipped, derive
+                )
+        if self.warm is not None:
+            reader.warm(self.warm)
+        return reader
+
+
+def _skipped(previous: IndexReader | None, plan: _Plan, results: list[BatchResult]) -> list[Skipped]:
+    """Every skipped or re-decoded file, in path order: found by the walk, unreadable as before,
+    re-decoded as before (notes kept), or found now."""
+    kept = [s for s in previous.skipped if s.size >= 0 and s.loaded and s.path in plan.reuse] if previous else []
+    skipped = plan.walk_skipped + plan.carried + kept + [s for r in results for s in r.skipped]
+    return sorted(skipped, key=lambda s: s.path)
+
+
+def _plan_delta(previous: IndexReader | None, files: list[NoteFile], reuse: dict[str, int]) -> DeltaPlan | None:
+    """A delta refresh when the notes that differ from the base are few; None for a full merge."""
+    if previous is None:
+        return None
+    from_base: dict[str, int] = {}
+    from_delta: dict[str, int] = {}
+    for path, pi in reuse.items():
+        seg, local = previous.layout.locate(pi)
+        (from_base if seg == 0 else from_delta)[path] = local
+    delta_files = [f for f in files if f.path not in from_base]
+    total = sum(f.size for f in files)
+    if len(delta_files) > DELTA_MAX_NOTES or sum(f.size for f in delta_files) > DELTA_MAX_SHARE * total:
+        return None
+    previous_delta = previous.segments[1] if len(previous.segments) > 1 else None
+    return DeltaPlan(previous.segments[0], previous_delta, from_base, from_delta, delta_files)
+
+
+def _batches(files: list[NoteFile]) -> list[list[NoteFile]]:
+    out: list[list[NoteFile]] = []
+    cur: list[NoteFile] = []
+    size = 0
+    for f in files:
+        cur.append(f)
+        size += f.size
+        if size >= BATCH_BYTES or len(cur) >= BATCH_FILES:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _run_batches(
+    batches: list[list[NoteFile]],
+    options: ChunkOptions,
+    pool: ProcessPoolExecutor | None,
+    total_files: int,
+    done_files: int,
+    progress: ProgressFn | None,
+    cancelled: CancelFn | None,
+) -> list[BatchResult]:
+    """Process batches, in the worker processes of `pool` if given; results in batch order."""
+    results: list[BatchResult | None] = [None] * len(batches)
+    chunks = 0
+
+    def report(i: int, result: BatchResult) -> None:
+        nonlocal done_files, chunks
+        results[i] = result
+        done_files += len(batches[i])
+        chunks += len(result.headings)
+        if progress is not None:
+            progress(done_files, total_files, chunks, batches[i][-1].path)
+
+    if pool is not None:
+        try:
+            pending = {pool.submit(process_batch, batch, options): i for i, batch in enumerate(batches)}
+            try:
+                while pending:
+                    done, _ = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                    _check_cancel(cancelled)
+                    for fut in done:
+                        report(pending.pop(fut), fut.result())
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        except BrokenProcessPool:
+            pass  # workers could not start (e.g. no importable __main__): finish in this process
+    for i, batch in enumerate(batches):
+        if results[i] is None:
+            _check_cancel(cancelled)
+            report(i, process_batch(batch, options))
+    return [r for r in results if r is not None]
+
+
+def _check_cancel(cancelled: CancelFn | None) -> None:
+    if cancelled is not None and cancelled():
+        raise BuildCancelled("indexing was cancelled")
+
+
+def _imported() -> None:
+    """Nothing: a worker that runs it has imported this module (and the index code) to find it."""
+
+
+def _derive_in(pool: ProcessPoolExecutor, config: AnalyzerConfig, cancelled: CancelFn | None) -> Derive:
+    """Start deriving `config`'s indexes in `pool` once a generation's forward index is on disk
+    (the batch workers are warm and idle while this process writes the rest of the generation);
+    returns a function that waits for them. A derivation that failed is done again by `warm`."""
+
+    def start(gen: Path) -> Callable[[], None]:
+        try:
+            futures = [pool.submit(derive_and_publish, str(gen), cfg) for cfg, _ in config.parts()]
+        except (BrokenProcessPool, RuntimeError):  # no workers (or shut down): derived on first use
+            return lambda: None
+
+        def finish() -> None:
+            pending = set(futures)
+            while pending:
+                _, pending = wait(pending, timeout=0.1)
+                _check_cancel(cancelled)
+
+        return finish
+
+    return start

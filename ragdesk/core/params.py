@@ -1,0 +1,56 @@
+"""The parameter sets of building and searching, each validated once, with their defaults.
+
+The CLI's argparse defaults, the window's Settings defaults and the core's keyword defaults all
+read these, so a default is spelled in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .analyzers import AnalyzerConfig
+from .bm25 import DEFAULT_B, DEFAULT_K1, check_params
+from .chunking import ChunkOptions
+from .dense import MODES
+from .loader import LoadOptions
+
+DEFAULT_K = 10
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """Everything that decides which chunks exist (analyzers are chosen per query)."""
+
+    load: LoadOptions = field(default_factory=LoadOptions)
+    chunk: ChunkOptions = field(default_factory=ChunkOptions)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"load": asdict(self.load), "chunk": asdict(self.chunk)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> IndexSettings:
+        load = dict(data.get("load", {}))
+        for key in ("extensions", "ignore"):
+            if key in load:
+                load[key] = tuple(load[key])
+        return cls(LoadOptions(**load), ChunkOptions(**data.get("chunk", {})))
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """How one query is ranked: analyzer, BM25's k1 and b, how many results, and the mode
+    (bm25, dense or hybrid; the last two need an embedder at search time)."""
+
+    analyzer: AnalyzerConfig = field(default_factory=AnalyzerConfig)
+    k1: float = DEFAULT_K1
+    b: float = DEFAULT_B
+    k: int = DEFAULT_K
+    mode: str = "bm25"
+
+    def __post_init__(self) -> None:
+        check_params(self.k1, self.b)
+        if self.k < 1:
+            raise ValueError(f"the number of results must be at least 1 (got {self.k})")
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")

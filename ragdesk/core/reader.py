@@ -1,0 +1,275 @@
+"""An opened index of one notes folder: its segments read as one, in the numbering a full build
+would give. This is the single source of truth for the CLI and the window: ranks, scores, per-term
+breakdowns and chunk texts all come from an `IndexReader` (searching: see core.search).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import embeddings, store
+from .analyzers import Analyzer, AnalyzerConfig
+from .arrays import ranges
+from .dense import Embedder, WordLlamaEmbedder
+from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, terms_of_rows
+from .layout import Layout
+from .loader import Skipped
+from .params import IndexSettings
+from .paths import shown
+from .search import Searching
+from .segment import ChunkTable, MergedNotes, Segment
+from .tokenize import intern_words
+
+
+class IndexReader(ChunkTable, Searching):
+    """An opened (memory-mapped) index: one segment, or a base and a delta segment (a refresh)."""
+
+    def __init__(
+        self, folder: Path, root: Path, generation: Path, manifest: dict[str, Any], segments: list[Segment]
+    ) -> None:
+        self.folder, self.root, self.generation, self.manifest = folder, root, generation, manifest
+        self.settings = IndexSettings.from_json(manifest["settings"])
+        self.segments = segments
+        self.skipped = [Skipped(**s) for s in store.read_jsonl(generation / "skipped.jsonl")]
+        self.built_at: float = manifest["built_at"]
+        self.n_tokens: int = manifest["counts"]["tokens"]
+        if len(segments) == 1:
+            seg = segments[0]
+            self.layout = Layout.single(len(seg.note_paths), seg.note_first_chunk)
+            self.note_paths, self.notes, self.headings = seg.note_paths, seg.notes, seg.headings
+            heading_ids = [seg.heading_ids]
+        else:
+            base, delta = segments
+            firsts = (base.note_first_chunk, delta.note_first_chunk)
+            note_src = store.load_array(generation, "note_src")
+            self.layout = Layout.compose(note_src, firsts, (base.chunk_note, delta.chunk_note))
+            self.note_paths = [segments[s].note_paths[i] for s, i in zip(*self._sources())]
+            self.notes = MergedNotes(segments, self.layout.note_segment, self.layout.note_local)
+            headings = dict(zip(base.headings, range(len(base.headings))))  # one id per distinct heading
+            delta_heading = intern_words(headings, delta.headings)
+            delta_ids = delta_heading[np.asarray(delta.heading_ids)] if len(delta_heading) else np.zeros(0, np.int32)
+            self.headings = list(headings)
+            heading_ids = [np.asarray(base.heading_ids), delta_ids]
+        lay = self.layout
+        self.note_first_chunk = lay.note_first_chunk
+        counts = np.diff(lay.note_first_chunk)
+        self.chunk_note = (
+            segments[0].chunk_note if lay.identity else np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+        )
+        self.spans = lay.per_chunk([s.spans for s in segments])
+        self.lines = lay.per_chunk([s.lines for s in segments])
+        self.heading_ids = lay.per_chunk(heading_ids)
+        self.note_size = lay.per_note([s.note_size for s in segments])
+        self.note_mtime = lay.per_note([s.note_mtime for s in segments])
+        self._forward: ForwardIndex | None = None
+        self._terms: dict[str, TermIndex | MergedTermIndex] = {}
+        self._analyzers: dict[str, Analyzer] = {}
+        self._dense: dict[str, np.ndarray] = {}  # embeddings laid out in the merged numbering, once
+        self._path_index: dict[str, int] | None = None  # note path -> note index, built on first use
+
+    def _sources(self) -> tuple[list[int], list[int]]:
+        return self.layout.note_segment.tolist(), self.layout.note_local.tolist()
+
+    # ---- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        folder: str | os.PathLike[str],
+        index_dir: str | os.PathLike[str] | None = None,
+        verify: bool = False,
+        reuse: IndexReader | None = None,
+    ) -> IndexReader:
+        """Open the stored index of `folder`: store.IndexMissing when there is none, store.IndexDamaged
+        when it must be rebuilt (`verify`: check every file's checksum first).
+
+        `reuse`: an index opened earlier (e.g. before a refresh); when the stored one is a delta
+        over the same base, that base is shared, with everything it has loaded and derived.
+        """
+        folder_path = Path(folder).resolve()
+        root = store.index_dir_for(folder_path, index_dir)
+        gen = store.current_generation(root)
+        if gen is None:
+            raise store.IndexMissing(f"no index yet for {folder_path}")
+        store.remove_stale_temporaries(root)
+        try:
+            manifest = store.read_manifest(gen)
+            if "base" not in manifest:
+                reader = cls(folder_path, root, gen, manifest, [Segment.open(gen, verify)])
+            else:
+                known = reuse.segments[0] if reuse is not None and reuse.root == root and not verify else None
+                if known is not None and known.generation.name == manifest["base"]:
+                    base = known
+                else:
+                    base = Segment.open(root / manifest["base"], verify)
+                store.check_files(gen, manifest["files"], verify_crc=verify)
+                reader = cls(folder_path, root, gen, manifest, [base, Segment.open(gen / "delta", verify)])
+        except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as exc:
+            raise store.IndexDamaged(f"damaged index in {gen}: {exc!r}") from exc
+        if reader.manifest.get("folder") != str(folder_path):  # an --index-dir shared by two folders
+            raise store.IndexMissing(f"the index in {root} is of another folder ({reader.manifest.get('folder')})")
+        return reader
+
+    # ---- notes -----------------------------------------------------------------------------
+    def note_bytes(self, note_idx: int) -> Any:
+        """The note's stored UTF-8 text (a memory-mapped slice, not a copy)."""
+        seg, i = self.layout.locate(note_idx)
+        return self.segments[seg].note_bytes(i)
+
+    def note_index(self, path: str) -> int | None:
+        """The index of the note at relative `path` (None when it is not in the index)."""
+        if self._path_index is None:
+            self._path_index = {p: i for i, p in enumerate(self.note_paths)}
+        return self._path_index.get(path)
+
+    def chunk_at(self, path: str, span: tuple[int, int]) -> int | None:
+        """The chunk id of the passage `span` of note `path` in this index, if it still exists
+        (how a pinned or unticked result follows its passage across a refresh)."""
+        note = self.note_index(path)
+        if note is None:
+            return None
+        for c in self.chunks_of_note(note):
+            if tuple(int(x) for x in self.spans[c]) == span:
+                return c
+        return None
+
+    def is_stale(self, chunk_id: int) -> bool:
+        """True when the chunk's note changed (or vanished) on disk since indexing."""
+        note = self.notes[int(self.chunk_note[chunk_id])]
+        try:
+            st = os.stat(self.folder / note.path)
+        except OSError:
+            return True
+        return st.st_size != note.size or st.st_mtime_ns != note.mtime_ns
+
+    def report(self) -> list[dict[str, Any]]:
+        """Every file the folder's walk found, with its status: indexed (chunks, tokens, pages, when it
+        was read), decoded with a fallback (and why), or skipped (and why); in path order."""
+        fwd = self.forward()
+        per_chunk = _segment_sums(np.asarray(fwd.counts), np.asarray(fwd.row_ptr))  # tokens per chunk
+        chunks_per_note = np.bincount(np.asarray(self.chunk_note), minlength=len(self.note_paths))
+        tokens_per_note = np.bincount(np.asarray(self.chunk_note), weights=per_chunk, minlength=len(self.note_paths))
+        caveats = {s.path: s for s in self.skipped}
+        rows: list[dict[str, Any]] = []
+        for i, path in enumerate(self.note_paths):
+            note = self.notes[i]
+            caveat = caveats.pop(path, None)
+            rows.append(
+                {
+                    "path": shown(path),
+                    "status": "decoded" if caveat is not None else "indexed",
+                    "reason": caveat.reason if caveat is not None else None,
+                    "chunks": int(chunks_per_note[i]),
+                    "tokens": int(tokens_per_note[i]),
+                    "pages": note.meta.get("pages"),
+                    "indexed_at": note.indexed_at or self.built_at,
+                }
+            )
+        for s in caveats.values():
+            rows.append(
+                {
+                    "path": shown(s.path),
+                    "status": "skipped",
+                    "reason": s.reason,
+                    "chunks": 0,
+                    "tokens": 0,
+                    "pages": None,
+                    "indexed_at": None,
+                }
+            )
+        return sorted(rows, key=lambda r: r["path"])
+
+    # ---- indexes ---------------------------------------------------------------------------
+    def forward(self) -> ForwardIndex:
+        """The forward index in the merged numbering (a delta's new words after the base's), only
+        needed to merge everything into a new base: analyzers derive per segment."""
+        if self._forward is None:
+            self._forward = self.segments[0].forward() if self.layout.identity else self._merged_forward()
+        return self._forward
+
+    def _merged_forward(self) -> ForwardIndex:
+        forwards = [s.forward() for s in self.segments]
+        vocab = dict(zip(forwards[0].vocab, range(len(forwards[0].vocab))))  # base ids kept
+        mappings = [None, *(intern_words(vocab, f.vocab) for f in forwards[1:])]
+        lives = [np.flatnonzero(remap >= 0) for remap in self.layout.chunk_remap]
+        row_len = np.zeros(self.n_chunks, np.int64)
+        for f, live, remap in zip(forwards, lives, self.layout.chunk_remap):
+            row_len[remap[live]] = np.diff(np.asarray(f.row_ptr))[live]
+        ptr = np.concatenate(([0], np.cumsum(row_len))).astype(np.int64)
+        word_ids, counts = np.empty(int(ptr[-1]), np.int32), np.empty(int(ptr[-1]), np.int32)
+        for f, rows, remap, mapping in zip(forwards, lives, self.layout.chunk_remap, mappings):
+            seg_ptr = np.asarray(f.row_ptr)
+            lengths = np.diff(seg_ptr)[rows]
+            src_idx, dst_idx = ranges(seg_ptr[rows], lengths), ranges(ptr[remap[rows]], lengths)
+            ids_part = np.asarray(f.word_ids)[src_idx]
+            word_ids[dst_idx] = mapping[ids_part] if mapping is not None else ids_part
+            counts[dst_idx] = np.asarray(f.counts)[src_idx]
+        return ForwardIndex(list(vocab), ptr, word_ids, counts)
+
+    def analyzer(self, config: AnalyzerConfig) -> Analyzer:
+        if config.key not in self._analyzers:
+            self._analyzers[config.key] = Analyzer(config)
+        return self._analyzers[config.key]
+
+    def term_index(self, config: AnalyzerConfig) -> TermIndex | MergedTermIndex:
+        """A single analyzer's index over the whole folder (see Segment.term_index)."""
+        if len(config.parts()) > 1:
+            raise ValueError(f"{config.name} combines several indexes; ask for each of config.parts()")
+        if self.layout.identity:
+            return self.segments[0].term_index(config)
+        if config.key not in self._terms:
+            base, delta = self.segments
+            base_remap, delta_remap = self.layout.chunk_remap
+            base_ti, delta_ti = base.term_index(config), delta.term_index(config)
+            dead_rows = np.flatnonzero(base_remap < 0)
+            dead_terms = terms_of_rows(base.forward(), dead_rows, self.analyzer(config)) if len(dead_rows) else ()
+            dead_ids = {tid for t in dead_terms if (tid := base_ti.term_id(t)) is not None}
+            doc_len = self.layout.per_chunk([base_ti.doc_len, delta_ti.doc_len])
+            self._terms[config.key] = MergedTermIndex(base_ti, delta_ti, base_remap, delta_remap, doc_len, dead_ids)
+        return self._terms[config.key]
+
+    def warm(self, config: AnalyzerConfig, workers: int | None = None) -> None:
+        """Load or derive every index `config` needs (done before the first query): the base in
+        parallel where it is large, a delta (always small) in this process."""
+        for i, seg in enumerate(self.segments):
+            seg.warm(config, workers if i == 0 else 1)
+        for cfg, _ in config.parts():
+            self.term_index(cfg)
+
+    # ---- embeddings (see core.embeddings) --------------------------------------------------
+    def has_dense(self, name: str = WordLlamaEmbedder.name) -> bool:  # name: see core.dense.embedder_name
+        """Whether this index already holds embeddings from the named backend."""
+        return all(embeddings.stored_path(seg, name).is_file() for seg in self.segments)
+
+    def stored_dense(self, name: str) -> np.ndarray | None:
+        """This index's stored embeddings (memory-mapped), or None. The map stays valid on POSIX even
+        after a refresh deletes this generation, which is how a refresh reuses them."""
+        if name not in self._dense:
+            rows = [embeddings.load_rows(seg, name) for seg in self.segments]
+            if any(r is None for r in rows) or len({r.shape[1:] for r in rows if r is not None}) > 1:
+                return None
+            self._dense[name] = self.layout.per_chunk([r for r in rows if r is not None])
+        return self._dense[name]
+
+    def dense_matrix(
+        self,
+        embedder: Embedder,
+        batch: int = embeddings.BATCH,
+        previous: IndexReader | None = None,
+        previous_rows: np.ndarray | None = None,
+        progress: embeddings.ProgressFn | None = None,
+    ) -> np.ndarray:
+        """The chunks' embeddings (float16, memory-mapped), computed and stored on first use, each
+        segment its own. With `previous` (the index this one refreshed) and its embeddings, the rows
+        of unchanged notes are copied, so only new and changed chunks are embedded again."""
+        stored = self.stored_dense(embedder.name)
+        if stored is not None:
+            return stored
+        if previous is not None and previous_rows is None:
+            previous_rows = previous.stored_dense(embedder.name)
+        rows = [embeddings.embed_segment(s, embedder, batch, previous, previous_rows, progress) for s in self.segments]
+        self._dense[embedder.name] = self.layout.per_chunk(rows)
+        return self._dense[embedder.name]

@@ -1,0 +1,102 @@
+"""What a search returns: ranked hits, each with what is needed to show, cite and explain it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .dense import Fusion
+from .explain import TermRow
+from .paths import shown
+
+
+@dataclass
+class Hit:
+    """One ranked chunk with everything needed to show and explain it."""
+
+    rank: int
+    score: float
+    chunk_id: int
+    path: str
+    heading: str
+    start_line: int
+    end_line: int
+    length: int
+    text: str
+    explain: list[TermRow]
+    fusion: Fusion | None = None  # dense and hybrid modes: how the rank came about
+    span: tuple[int, int] = (0, 0)  # character span in the note's text
+    page: int | None = None  # 1-based page of a PDF's chunk (where it starts); None for other notes
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """Which passage this is, across refreshes (chunk ids are only valid within one index)."""
+        return (self.path, *self.span)
+
+    @property
+    def location(self) -> str:
+        """Where in the note, as a person cites it: a PDF's page, else the lines."""
+        return f"p. {self.page}" if self.page is not None else f"lines {self.start_line}–{self.end_line}"
+
+    @property
+    def shown_path(self) -> str:
+        """`path` as a person sees it (see paths.shown); `path` itself opens the file."""
+        return shown(self.path)
+
+    def to_json(self, with_explain: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "rank": self.rank,
+            "score": self.score,
+            "path": self.shown_path,
+            "chunk_id": self.chunk_id,
+            "heading": shown(self.heading),
+            "page": self.page,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "length": self.length,
+            "text": self.text,
+        }
+        if with_explain:
+            d["explain"] = [r.to_json() for r in self.explain]
+        if self.fusion is not None:
+            d["fusion"] = self.fusion.to_json()
+        return d
+
+
+@dataclass
+class QueryTerm:
+    term: str
+    words: tuple[str, ...]
+    n_t: int
+
+
+@dataclass
+class SearchResult:
+    """A ranking plus its context (statistics, timing, and why it may be empty or partial)."""
+
+    query: str
+    analyzer: str
+    k1: float
+    b: float
+    n_docs: int
+    avgdl: float
+    took_ms: float
+    hits: list[Hit]
+    terms: list[QueryTerm]
+    reason: str | None = None
+    mode: str = "bm25"
+
+    def to_json(self, with_explain: bool = True) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "analyzer": self.analyzer,
+            "k1": self.k1,
+            "b": self.b,
+            "N": self.n_docs,
+            "avgdl": self.avgdl,
+            "took_ms": self.took_ms,
+            "reason": self.reason,
+            "terms": [{"term": t.term, "words": list(t.words), "n_t": t.n_t} for t in self.terms],
+            "hits": [h.to_json(with_explain) for h in self.hits],
+        }

@@ -1,0 +1,234 @@
+"""Queries over an index reader: ranking (BM25, dense, hybrid), rank-of, explanations, highlights.
+
+`Searching` is mixed into IndexReader; it needs only the reader's analyzers, term indexes, chunks
+and embeddings, so every answer the window and the CLI show is computed here, the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .analyzers import Analyzer, AnalyzerConfig
+from .bm25 import DEFAULT_B, DEFAULT_K1
+from .chunking import Chunk
+from .dense import FUSION_DEPTH, DenseUnavailable, Embedder, Fusion, dense_top_k, rrf_fuse
+from .explain import TermRow, term_rows
+from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
+from .params import SearchParams
+from .results import Hit, QueryTerm, SearchResult
+
+MISSING_TERMS_SHOWN = 20  # query terms no note has, named in the result's reason (then "and N more")
+
+
+class Searching:
+    """Search methods over anything with analyzers, term indexes, chunks and embeddings."""
+
+    def analyzer(self, config: AnalyzerConfig) -> Analyzer:
+        raise NotImplementedError
+
+    def term_index(self, config: AnalyzerConfig) -> TermIndex | MergedTermIndex:
+        raise NotImplementedError
+
+    def chunk(self, chunk_id: int) -> Chunk:
+        raise NotImplementedError
+
+    def dense_matrix(self, embedder: Embedder) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def n_chunks(self) -> int:
+        raise NotImplementedError
+
+    def prepare(self, query: str, config: AnalyzerConfig) -> list[QueryPart]:
+        """Per single-index analyzer of `config`: its index, weight and the query's terms in it."""
+        parts = []
+        for cfg, weight in config.parts():
+            ti = self.term_index(cfg)
+            found = [(term, words, ti.term_id(term)) for term, words in self.analyzer(cfg).query_terms(query)]
+            known = [tid for _, _, tid in found if tid is not None]
+            n_t = dict(zip(known, ti.dfs(np.array(known, np.int64)).tolist())) if known else {}
+            qterms = [(t, tuple(w), tid if n_t.get(tid, 0) > 0 else None) for t, w, tid in found]
+            parts.append(QueryPart(cfg, weight, ti, qterms, [n_t.get(tid, 0) for _, _, tid in found]))
+        return parts
+
+    def search(
+        self,
+        query: str,
+        params: SearchParams | None = None,
+        *,
+        explain: bool = True,
+        embedder: Embedder | None = None,
+        **changes: Any,
+    ) -> SearchResult:
+        """Rank chunks for `query`; never raises on odd queries, says why a result is empty instead.
+
+        `params` (changed by any SearchParams field given as a keyword): "dense" mode ranks by cosine
+        similarity of embeddings, "hybrid" fuses the BM25 and dense rankings by reciprocal rank
+        fusion; both need an `embedder` (see core.dense).
+        """
+        p = params or SearchParams()
+        if changes:
+            p = replace(p, **changes)
+        t0 = time.perf_counter()
+        if p.mode != "bm25" and embedder is None:
+            raise DenseUnavailable(f"{p.mode} search needs an embedding backend")
+        parts = self.prepare(query, p.analyzer)
+        main = parts[0]  # the reason and |D| are reported for the primary analyzer
+        reason = None
+        if not main.qterms:
+            reason = "the query has no searchable words"
+        elif not any(part.present for part in parts):
+            reason = "none of the query terms occur in the notes"
+        elif len(main.present) < len(main.qterms):
+            reason = _not_in_notes([t for t, _, tid in main.qterms if tid is None])
+        depth = p.k if p.mode == "bm25" else max(p.k, FUSION_DEPTH)
+        docs, scores = search_top_k(query_refs(parts), self.n_chunks, p.k1, p.b, depth)
+        ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
+        if p.mode != "bm25" and embedder is not None:
+            ranked = self._dense_ranking(query, embedder, list(zip(docs.tolist(), scores.tolist())), p.mode, p.k)
+            if p.mode == "dense":
+                reason = None if ranked else "the query has no searchable words"
+        top = ranked[: p.k]
+        explained = explain_rows(parts, [doc for doc, _, _ in top], p.k1, p.b) if explain else [[] for _ in top]
+        hits = []
+        for rank, ((doc, score, fusion), rows) in enumerate(zip(top, explained), start=1):
+            c = self.chunk(doc)
+            length = int(main.index.doc_len[doc])
+            span = (c.start, c.end)
+            hits.append(
+                Hit(
+                    rank,
+                    score,
+                    doc,
+                    c.path,
+                    c.heading,
+                    c.start_line,
+                    c.end_line,
+                    length,
+                    c.text,
+                    rows,
+                    fusion,
+                    span,
+                    c.page,
+                )
+            )
+        took = (time.perf_counter() - t0) * 1000
+        terms = [QueryTerm(t, w, n_t) for part in parts for (t, w, _), n_t in zip(part.qterms, part.dfs)]
+        ti = main.index
+        return SearchResult(query, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode)
+
+    def count_matches(self, query: str, analyzer: AnalyzerConfig | None = None) -> int:
+        """How many chunks contain at least one of the query's terms (the BM25 ranking's length),
+        for "30 of N matches". Reads each query term's postings once."""
+        hit = np.zeros(self.n_chunks, dtype=bool)
+        for ref in query_refs(self.prepare(query, analyzer or AnalyzerConfig())):
+            docs, _ = ref.index.postings(ref.term_id)
+            hit[np.asarray(docs)] = True
+        return int(hit.sum())
+
+    def _dense_ranking(
+        self, query: str, embedder: Embedder, bm25: list[tuple[int, float]], mode: str, k: int
+    ) -> list[tuple[int, float, Fusion | None]]:
+        """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
+        if not query.strip():
+            return []
+        matrix = self.dense_matrix(embedder)
+        ids, cosines = dense_top_k(matrix, embedder.embed([query])[0], max(k, FUSION_DEPTH))
+        dense = list(zip(ids.tolist(), cosines.tolist()))
+        if mode == "dense":
+            bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
+            return [
+                (doc, cos, Fusion(*bm25_rank.get(doc, (None, None)), i + 1, cos)) for i, (doc, cos) in enumerate(dense)
+            ]
+        return [(doc, f.score, f) for doc, f in rrf_fuse(bm25, dense, max(k, FUSION_DEPTH))]
+
+    def rank_of(
+        self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+    ) -> int | None:
+        """1-based rank of a chunk for `query` under `analyzer` (None when it does not match)."""
+        docs, scores = score_all(query_refs(self.prepare(query, analyzer)), self.n_chunks, k1, b)
+        where = np.flatnonzero(docs == chunk_id)
+        if not len(where):
+            return None
+        s = scores[where[0]]
+        return int(np.sum(scores > s) + np.sum((scores == s) & (docs < chunk_id))) + 1
+
+    def explain(
+        self,
+        query: str,
+        chunk_id: int,
+        analyzer: AnalyzerConfig | None = None,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+    ) -> list[TermRow]:
+        """One row per distinct query term (per analyzer part) for `chunk_id`; they sum to its score."""
+        return explain_rows(self.prepare(query, analyzer or AnalyzerConfig()), [chunk_id], k1, b)[0]
+
+    def highlight_spans(self, text: str, query: str, analyzer: AnalyzerConfig) -> list[tuple[int, int, str]]:
+        """(start, end, term) of the words in `text` that match the query (for highlighting).
+
+        A word matches through trigrams only when at least half of its trigrams are query trigrams,
+        so a shared "_co" does not light up every word that starts like the query.
+        """
+        spans: dict[tuple[int, int], str] = {}
+        for cfg, _ in analyzer.parts():
+            a = self.analyzer(cfg)
+            terms = {t for t, _ in a.query_terms(query)}
+            by_word: dict[tuple[int, int], list[str]] = {}
+            for t in a.tokens(text):
+                by_word.setdefault((t.start, t.end), []).append(t.term)
+            for span, word_terms in by_word.items():
+                hits = [t for t in word_terms if t in terms]
+                if hits and (cfg.name != "trigrams" or 2 * len(hits) >= len(word_terms)):
+                    spans.setdefault(span, hits[0])
+        return sorted((s, e, term) for (s, e), term in spans.items())
+
+
+@dataclass
+class QueryPart:
+    """One single-index analyzer taking part in a query, with the query's terms in its index."""
+
+    config: AnalyzerConfig
+    weight: float
+    index: TermIndex | MergedTermIndex
+    qterms: list[tuple[str, tuple[str, ...], int | None]]  # term, query words, id (None: not in the notes)
+    dfs: list[int]  # n_t per query term (0: not in the notes)
+
+    @property
+    def present(self) -> list[int]:
+        return [tid for _, _, tid in self.qterms if tid is not None]
+
+
+def query_refs(parts: list[QueryPart]) -> list[QueryTermRef]:
+    return [QueryTermRef(p.index, tid, p.weight) for p in parts for tid in p.present]
+
+
+def explain_rows(parts: list[QueryPart], docs: Sequence[int], k1: float, b: float) -> list[list[TermRow]]:
+    """The explanation rows of each of `docs`: all their term frequencies looked up in one pass."""
+    out: list[list[TermRow]] = [[] for _ in docs]
+    where = np.asarray(docs, dtype=np.int64)
+    for p in parts:
+        ti, cfg_name = p.index, p.config.name
+        n, avgdl = ti.n_docs, ti.avgdl
+        lengths = [int(x) for x in np.asarray(ti.doc_len)[where]]
+        present = [tid for _, _, tid in p.qterms if tid is not None]
+        freqs = iter(ti.frequencies(present, where).tolist()) if present else iter(())
+        for term, words, tid in p.qterms:
+            n_t = ti.df(tid) if tid is not None else 0
+            fs = next(freqs) if tid is not None else [0] * len(docs)
+            term_of_docs = term_rows(term, words, n, n_t, fs, lengths, avgdl, k1, b, cfg_name, p.weight)
+            for rows, row in zip(out, term_of_docs):
+                rows.append(row)
+    return out
+
+
+def _not_in_notes(missing: list[str]) -> str:
+    """The result's reason for query terms no note has: the first few, then how many more."""
+    shown_terms = ", ".join(missing[:MISSING_TERMS_SHOWN])
+    more = len(missing) - MISSING_TERMS_SHOWN
+    return "not in the notes: " + shown_terms + (f" and {more} more" if more > 0 else "")

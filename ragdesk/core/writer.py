@@ -1,0 +1,255 @@
+"""Writing generations: a segment's files, a delta over a base, and the manifest written last
+(a generation without a manifest is incomplete and never read)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import store
+from .arrays import ranges
+from .loader import NoteFile, Skipped
+from .params import IndexSettings
+from .reader import IndexReader
+from .segment import ChunkTable, Segment
+from .tokenize import BatchResult, NoteRecord, intern_words
+
+PIECES_PER_CONCAT = 256  # arrays joined per np.concatenate: one call over tens of thousands stalls the window
+Derive = Callable[[Path], Callable[[], None]]  # see build._derive_in
+
+
+class _Pieces:
+    """The per-chunk arrays of a segment being written, gathered note by note, then joined."""
+
+    NAMES = ("span", "lines", "heading", "row_len", "ids", "counts")
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in self.NAMES}
+
+    def add(self, *arrays: np.ndarray) -> None:
+        for name, arr in zip(self.NAMES, arrays):
+            self.parts[name].append(arr)
+
+    def join(self, name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
+        """One array of the gathered pieces, joined in steps (which lets the GIL go between them)."""
+        arrs = self.parts.pop(name)
+        while len(arrs) > PIECES_PER_CONCAT:
+            step = PIECES_PER_CONCAT
+            arrs = [np.concatenate(arrs[i : i + step]) for i in range(0, len(arrs), step)]
+        return np.concatenate(arrs).astype(dtype, copy=False) if arrs else np.zeros(shape, dtype)
+
+
+def _add_reused(pieces: _Pieces, previous: ChunkTable, pi: int) -> None:
+    """Note `pi` of `previous`, unchanged: its rows copied as they are."""
+    fwd = previous.forward()
+    rng = previous.chunks_of_note(pi)
+    c0, c1 = rng.start, rng.stop
+    p0, p1 = int(fwd.row_ptr[c0]), int(fwd.row_ptr[c1])
+    pieces.add(
+        np.asarray(previous.spans[c0:c1]),
+        np.asarray(previous.lines[c0:c1]),
+        np.asarray(previous.heading_ids[c0:c1]),
+        np.diff(np.asarray(fwd.row_ptr[c0 : c1 + 1])),
+        np.asarray(fwd.word_ids[p0:p1]),
+        np.asarray(fwd.counts[p0:p1]),
+    )
+
+
+def _add_fresh(pieces: _Pieces, r: BatchResult, maps: tuple[np.ndarray, np.ndarray, np.ndarray], ni: int) -> None:
+    """Note `ni` of batch `r`, just processed (`maps`: its heading ids, row and chunk pointers)."""
+    hmap, row_ptr, chunk_ptr = maps
+    c0, c1 = int(chunk_ptr[ni]), int(chunk_ptr[ni + 1])
+    p0, p1 = int(row_ptr[c0]), int(row_ptr[c1])
+    pieces.add(r.spans[c0:c1], r.lines[c0:c1], hmap[c0:c1], r.row_len[c0:c1], r.word_ids[p0:p1], r.counts[p0:p1])
+
+
+def write_segment(
+    gen: Path,
+    folder: Path,
+    settings: IndexSettings,
+    files: list[NoteFile],
+    reuse: dict[str, int],
+    previous: ChunkTable | None,
+    results: list[BatchResult],
+    skipped: list[Skipped],
+    derive: Derive | None = None,
+) -> dict[str, Any]:
+    """Write reused notes (from `previous`, by `reuse`: path -> its note index) and freshly processed
+    batches, in path order, into the folder `gen` as a complete segment; returns its manifest.
+    `results` is consumed (emptied), so their memory goes as soon as it is written. `derive(gen)` is
+    called once the forward index is on disk; what it returns is called before the manifest."""
+    vocab: dict[str, int] = {}
+    headings: dict[str, int] = {}
+    if previous is not None:
+        fwd = previous.forward()
+        # Same ids as before, so the reused rows keep pointing at the right words and headings.
+        vocab.update(zip(fwd.vocab, range(len(fwd.vocab))))
+        headings.update(zip(previous.headings, range(len(previous.headings))))
+    fresh: dict[str, tuple[int, int]] = {}  # where each new note lives: (batch, note index in it)
+    batch_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for bi, r in enumerate(results):
+        hmap = intern_words(headings, r.headings)
+        r.word_ids = intern_words(vocab, r.vocab)[r.word_ids]  # the batch's rows in the index's word ids
+        r.vocab, r.headings = [], []  # consumed: millions of strs on a large folder, no longer held
+        row_ptr = np.concatenate(([0], np.cumsum(r.row_len))).astype(np.int64)
+        chunk_ptr = np.concatenate(([0], np.cumsum([n.n_chunks for n in r.notes]))).astype(np.int64)
+        batch_maps.append((hmap, row_ptr, chunk_ptr))
+        for ni, n in enumerate(r.notes):
+            fresh[n.path] = (bi, ni)
+    notes: list[NoteRecord] = []
+    texts: list[Any] = []  # bytes or memory-mapped slices, written once at the end
+    pieces = _Pieces()
+    if not reuse:  # every note is fresh: the batches hold them in path order already, whole batches go
+        for r, (hmap, _, _) in zip(results, batch_maps):
+            notes += r.notes
+            texts += r.texts
+            pieces.add(r.spans, r.lines, hmap, r.row_len, r.word_ids, r.counts)
+    for f in files if reuse else ():
+        if f.path in reuse and previous is not None:
+            pi = reuse[f.path]
+            notes.append(previous.notes[pi])
+            texts.append(previous.note_bytes(pi))
+            _add_reused(pieces, previous, pi)
+        elif f.path in fresh:
+            bi, ni = fresh[f.path]
+            notes.append(results[bi].notes[ni])
+            texts.append(results[bi].texts[ni])
+            _add_fresh(pieces, results[bi], batch_maps[bi], ni)
+    results.clear()  # consumed: what is left of them is in `pieces`, and goes as those are joined
+    note_off = np.concatenate(([0], np.cumsum([len(t) for t in texts]))).astype(np.int64)
+    row_len = pieces.join("row_len", np.int64)
+    counts = pieces.join("counts", np.int32)
+    arrays = {
+        "note_off": note_off,
+        "chunk_note": np.repeat(np.arange(len(notes), dtype=np.int32), [n.n_chunks for n in notes]),
+        "chunk_span": pieces.join("span", np.int32, (0, 2)),
+        "chunk_lines": pieces.join("lines", np.int32, (0, 2)),
+        "chunk_heading": pieces.join("heading", np.int32),
+        "fwd_ptr": np.concatenate(([0], np.cumsum(row_len))).astype(np.int64),
+        "fwd_ids": pieces.join("ids", np.int32),
+        "fwd_counts": counts,
+        # size and mtime per note, so a refresh finds what changed without parsing every record
+        "note_size": np.array([n.size for n in notes], np.int64),
+        "note_mtime": np.array([n.mtime_ns for n in notes], np.int64),
+    }
+    files_info = store.write_arrays(
+        gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
+    )
+    counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
+    del arrays, counts, row_len  # on disk now: not held while the derivation runs
+    derived = derive(gen) if derive is not None else None
+    files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
+    files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
+    paths = json.dumps([n.path for n in notes], ensure_ascii=True).encode("ascii")  # \n, \udcff and all
+    files_info["paths.blob"] = store.write_blob(gen / "paths.blob", paths)
+    files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+    del texts  # the note texts, on disk now
+    if derived is not None:
+        derived()
+    return write_manifest(gen, folder, settings, counts_info, files_info)
+
+
+def write_manifest(
+    gen: Path,
+    folder: Path,
+    settings: IndexSettings,
+    counts: dict[str, int],
+    files: dict[str, dict[str, int]],
+    base: str | None = None,
+) -> dict[str, Any]:
+    """Write a generation's manifest (last, so a generation without one is incomplete)."""
+    manifest: dict[str, Any] = {
+        "format": store.FORMAT_VERSION,
+        "folder": str(folder),
+        "built_at": time.time(),
+        "settings": settings.to_json(),
+        "counts": counts,
+        "files": files,
+    }
+    if base is not None:
+        manifest["base"] = base  # a delta generation: its notes on top of this full one
+    store.write_json(gen / store.MANIFEST, manifest)
+    return manifest
+
+
+def write_full(
+    folder: Path,
+    root: Path,
+    settings: IndexSettings,
+    files: list[NoteFile],
+    reuse: dict[str, int],
+    previous: IndexReader | None,
+    results: list[BatchResult],
+    skipped: list[Skipped],
+    derive: Derive | None = None,
+) -> IndexReader:
+    """Publish a new full generation (a new base): every note, reused or fresh, in one segment."""
+    gen = store.new_generation(root)
+    try:
+        manifest = write_segment(gen, folder, settings, files, reuse, previous, results, skipped, derive)
+        store.publish(root, gen)
+    except BaseException:
+        store.discard(gen)
+        raise
+    return IndexReader(folder, root, gen, manifest, [Segment(gen, manifest)])
+
+
+@dataclass
+class DeltaPlan:
+    """How a refresh splits the notes: kept from the base, or (re)written in the delta segment."""
+
+    base: Segment
+    previous_delta: Segment | None  # the delta of the index being refreshed, if it has one
+    from_base: dict[str, int]  # path -> base note index
+    from_delta: dict[str, int]  # path -> note index in the previous delta segment
+    delta_files: list[NoteFile]
+
+
+def write_delta(
+    folder: Path,
+    root: Path,
+    settings: IndexSettings,
+    files: list[NoteFile],
+    plan: DeltaPlan,
+    results: list[BatchResult],
+    skipped: list[Skipped],
+) -> IndexReader:
+    """Publish a new generation that keeps the base as it is and writes only the delta segment: the
+    changed and new notes (and those changed since the base), plus the merged note order."""
+    base = plan.base
+    gen = store.new_generation(root)
+    try:
+        delta_dir = gen / "delta"
+        delta_dir.mkdir()
+        # The segment's own skipped list stays empty: the generation's list (below) is the one read.
+        dman = write_segment(
+            delta_dir, folder, settings, plan.delta_files, plan.from_delta, plan.previous_delta, results, []
+        )
+        delta = Segment(delta_dir, dman)
+        in_delta = {p: -1 - j for j, p in enumerate(delta.note_paths)}
+        src = [s for f in files if (s := plan.from_base.get(f.path, in_delta.get(f.path))) is not None]
+        kept = np.zeros(len(base.note_paths), bool)
+        kept[list(plan.from_base.values())] = True
+        dead_rows = np.flatnonzero(~kept[np.asarray(base.chunk_note)])
+        fwd = base.forward()
+        ptr = np.asarray(fwd.row_ptr)
+        dead_tokens = int(np.asarray(fwd.counts)[ranges(ptr[dead_rows], np.diff(ptr)[dead_rows])].sum())
+        files_info = store.write_arrays(gen, {"note_src": np.asarray(src, np.int32)}, {})
+        files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+        counts = {
+            "files": len(src),
+            "chunks": base.n_chunks - len(dead_rows) + delta.n_chunks,
+            "tokens": base.n_tokens - dead_tokens + delta.n_tokens,
+        }
+        manifest = write_manifest(gen, folder, settings, counts, files_info, base=base.generation.name)
+        store.publish(root, gen, also_keep=base.generation)
+    except BaseException:
+        store.discard(gen)
+        raise
+    return IndexReader(folder, root, gen, manifest, [base, delta])
