@@ -306,13 +306,21 @@ def _cuts_python(note: Note, blocks: list[_Block], size: int, overlap: int, lo: 
     return cuts
 
 
-def context_text(title: str, heading: str) -> str:
+CONTEXT_SEP = " \n"  # between the context's parts in the indexed text: a break no phrase crosses
+
+
+def context_parts(title: str, heading: str) -> list[str]:
     """What `context` indexes with a chunk: the note's title, then its heading trail (no repeats)."""
     parts = [title] if title else []
     for h in heading.split(HEADING_SEP) if heading else []:
         if h.casefold() not in (p.casefold() for p in parts):
             parts.append(h)
-    return " \n".join(parts)
+    return parts
+
+
+def context_text(title: str, heading: str) -> str:
+    """The context as it is indexed: its parts joined by CONTEXT_SEP."""
+    return CONTEXT_SEP.join(context_parts(title, heading))
 
 
 def note_title(meta: dict[str, object], path: str) -> str:

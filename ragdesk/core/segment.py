@@ -19,7 +19,7 @@ import numpy as np
 from . import store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
-from .chunking import Chunk, context_text, note_title
+from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
 from .index import ForwardIndex, TermIndex, derive_term_index
 from .orphans import worker_pool
 from .params import IndexSettings
@@ -79,11 +79,15 @@ class ChunkTable:
 
     def chunk_context(self, chunk_id: int) -> str:
         """Text indexed with the chunk besides its own (title and headings), or "" when context is off."""
+        return CONTEXT_SEP.join(self.chunk_context_parts(chunk_id))
+
+    def chunk_context_parts(self, chunk_id: int) -> list[str]:
+        """The chunk's context as shown to a person: title, then headings; [] when context is off."""
         if not self.settings.chunk.indexes_context:
-            return ""
+            return []
         note = self.notes[int(self.chunk_note[chunk_id])]
         heading = self.headings[int(self.heading_ids[chunk_id])]
-        return context_text(note_title(note.meta, note.path), heading)
+        return context_parts(note_title(note.meta, note.path), heading)
 
     def chunk_texts(self, chunk_ids: Sequence[int] | None = None) -> list[str]:
         """The indexed text (context, then text) of the given chunks (all by default), in order;

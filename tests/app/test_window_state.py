@@ -83,8 +83,25 @@ def test_unreadable_ignore_file_stops_the_build(make_window, notes: Path, qtbot)
     assert "cannot read" in message and ".ragdeskignore" in message and "Is a directory" in message
 
 
+def test_clearing_the_cache_removes_it_and_reindexes(window: MainWindow, monkeypatch, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The About dialog's Clear cache, for real: the cache goes, its size is said, the folder is re-indexed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the default cache, here and in the build process
+    monkeypatch.setattr(window.session, "index_dir", None)
+    root = window.index_root()
+    assert root == tmp_path / "cache" / "ragdesk" / "indexes"
+    with qtbot.waitSignal(window.build_state_changed, timeout=20000, check_params_cb=lambda s: s == "built"):
+        window.refresh()
+    size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+    assert size > 0
+    with qtbot.waitSignal(window.build_state_changed, timeout=20000, check_params_cb=lambda s: s == "built"):
+        message = window.clear_index_cache()
+        assert not any(root.rglob("*.npy"))  # gone before the rebuild writes anew
+    assert message == f"Cleared {size / 1e6:.1f} MB; the open folder is being re-indexed."
+    assert any(root.rglob("*.npy")) and window.library is not None and window.library.n_chunks == 4
+
+
 def test_cache_that_cannot_be_cleared_says_so(window: MainWindow, monkeypatch, qtbot) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(window, "index_dir", None)
+    monkeypatch.setattr(window.session, "index_dir", None)
     root = Path(window.index_root())
     monkeypatch.setattr(store, "default_index_root", lambda: root)
     monkeypatch.setattr(store, "remove_tree", lambda path: [f"{path}/gen-1/notes.npy: Device or resource busy"])

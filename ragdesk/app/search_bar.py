@@ -1,0 +1,168 @@
+"""The search toolbar: the query field and every ranking setting (analyzer, accents, mode, k1, b)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit, QPushButton, QToolBar, QWidget
+
+from ..core.analyzers import ANALYZERS, AnalyzerConfig
+from ..core.bm25 import DEFAULT_B, DEFAULT_K1
+from ..core.dense import MODES
+from .settings import AppSettings
+
+SEARCH_DEBOUNCE_MS = 180  # typing pauses this long before a search runs
+DENSE_HINT = 'Dense and hybrid search need the optional extra: pip install "ragdesk[dense]"'
+BM25 = MODES[0]
+
+
+class SearchBar(QToolBar):
+    """Emits `search_requested` when the query settles (typing paused, Return) or a setting changes."""
+
+    search_requested = Signal()
+    query_edited = Signal(str)  # at every keystroke, before the debounce
+    mode_changed = Signal(str)
+    walk_requested = Signal(int)  # Up (-1) / Down (+1) in the field: walk the results without leaving it
+
+    def __init__(self, dense_ok: bool, parent: QWidget | None = None) -> None:
+        super().__init__("Search", parent)
+        self.setObjectName("searchToolBar")
+        self.setMovable(False)
+        self.field = QLineEdit(self)
+        self.field.setObjectName("searchField")
+        self.field.setPlaceholderText("Search your notes…  (Ctrl+L)")
+        self.field.setClearButtonEnabled(True)
+        self.field.installEventFilter(self)
+        self.addWidget(self.field)
+        self.addWidget(QLabel("  Analyzer "))
+        self.analyzer_combo = QComboBox(self)
+        self.analyzer_combo.setObjectName("analyzerCombo")
+        self.analyzer_combo.addItems(list(ANALYZERS))
+        self.analyzer_combo.setToolTip(
+            "words: whole words · stems: first letters of each word (handles inflection) · "
+            "trigrams: 3-letter pieces (handles typos) · combined: stems + 0.3 × trigrams (default)"
+        )
+        self.addWidget(self.analyzer_combo)
+        self.fold_accents_check = QCheckBox("Fold accents", self)
+        self.fold_accents_check.setObjectName("foldAccentsCheck")
+        self.fold_accents_check.setToolTip(
+            "Match accented and plain letters alike (“zlutoucky” finds “žluťoučký”): for queries typed\n"
+            "without diacritics. The first search with it on derives a folded index."
+        )
+        self.addWidget(self.fold_accents_check)
+        self.addWidget(QLabel("  Mode "))
+        self.mode_combo = QComboBox(self)
+        self.mode_combo.setObjectName("modeCombo")
+        self.mode_combo.addItems(list(MODES))
+        self.dense_ok = dense_ok
+        if dense_ok:
+            self.mode_combo.setToolTip("bm25: words · dense: meaning (embeddings) · hybrid: both, by rank fusion")
+        else:
+            for i, mode in enumerate(MODES):
+                if mode != BM25:
+                    item = self.mode_combo.model().item(i)  # type: ignore[attr-defined]
+                    item.setEnabled(False)
+                    item.setToolTip(DENSE_HINT)
+            self.mode_combo.setToolTip(DENSE_HINT)
+        self.addWidget(self.mode_combo)
+        self.k1_spin = self._param_spin(
+            "k1", "k1Spin", 5.0, 0.1, "Term-frequency saturation: higher lets repeated words count more"
+        )
+        self.b_spin = self._param_spin(
+            "b", "bSpin", 1.0, 0.05, "Length normalization: 0 ignores chunk length, 1 fully normalizes"
+        )
+        reset = QPushButton("Reset", self)
+        reset.setObjectName("resetParamsButton")
+        reset.setToolTip(f"Back to the default analyzer, accents as typed, BM25, k1 = {DEFAULT_K1}, b = {DEFAULT_B}")
+        reset.clicked.connect(self.reset)
+        self.addWidget(reset)
+
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self.timer.timeout.connect(self.search_requested)
+        self.field.textChanged.connect(self._on_text_changed)
+        self.field.returnPressed.connect(self.search_requested)
+        self.analyzer_combo.currentTextChanged.connect(self.search_requested)
+        self.fold_accents_check.toggled.connect(self.search_requested)
+        self.mode_combo.currentTextChanged.connect(self.mode_changed)
+        self.k1_spin.valueChanged.connect(self.search_requested)
+        self.b_spin.valueChanged.connect(self.search_requested)
+
+    def _param_spin(self, label: str, name: str, top: float, step: float, tip: str) -> QDoubleSpinBox:
+        self.addWidget(QLabel(f"  {label} "))
+        spin = QDoubleSpinBox(self)
+        spin.setObjectName(name)
+        spin.setRange(0.0, top)
+        spin.setSingleStep(step)
+        spin.setDecimals(2)
+        spin.setToolTip(tip)
+        self.addWidget(spin)
+        return spin
+
+    def _on_text_changed(self, text: str) -> None:
+        self.query_edited.emit(text)
+        self.timer.start()
+
+    def settle(self) -> None:
+        """A search is running now: the pending debounced one is not needed."""
+        self.timer.stop()
+
+    @property
+    def query(self) -> str:
+        return self.field.text()
+
+    @property
+    def mode(self) -> str:
+        return self.mode_combo.currentText()
+
+    @property
+    def k1(self) -> float:
+        return self.k1_spin.value()
+
+    @property
+    def b(self) -> float:
+        return self.b_spin.value()
+
+    def analyzer(self, base: AnalyzerConfig) -> AnalyzerConfig:
+        """`base` (the settings' analyzer options) with the toolbar's analyzer and accent folding."""
+        named = base.with_name(self.analyzer_combo.currentText())
+        return replace(named, fold_accents=self.fold_accents_check.isChecked())
+
+    def reset(self) -> None:
+        """Back to the defaults of every ranking setting here: analyzer, accents, mode, k1, b."""
+        self.analyzer_combo.setCurrentText(AnalyzerConfig().name)
+        self.fold_accents_check.setChecked(False)
+        self.mode_combo.setCurrentText(BM25)
+        self.k1_spin.setValue(DEFAULT_K1)
+        self.b_spin.setValue(DEFAULT_B)
+
+    def focus(self) -> None:
+        self.field.setFocus()
+        self.field.selectAll()
+
+    def restore(self, settings: AppSettings) -> None:
+        analyzer = settings.analyzer()
+        self.analyzer_combo.setCurrentText(analyzer.name)
+        self.fold_accents_check.setChecked(analyzer.fold_accents)
+        mode = settings.get("search/mode", BM25)
+        if mode in MODES and (mode == BM25 or self.dense_ok):
+            self.mode_combo.setCurrentText(mode)
+        self.k1_spin.setValue(settings.k1())
+        self.b_spin.setValue(settings.b())
+
+    def save(self, settings: AppSettings) -> None:
+        settings.set("search/analyzer", self.analyzer_combo.currentText())
+        settings.set("search/fold_accents", self.fold_accents_check.isChecked())
+        settings.set("search/mode", self.mode)
+        settings.set("search/k1", self.k1)
+        settings.set("search/b", self.b)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.field and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up):
+                self.walk_requested.emit(1 if event.key() == Qt.Key.Key_Down else -1)
+                return True
+        return super().eventFilter(obj, event)

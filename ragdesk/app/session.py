@@ -1,0 +1,202 @@
+"""The open folder and everything that keeps its index current: the build engine, the folder watcher,
+the one build waiting behind the running one, and recovery from a damaged index.
+
+The window asks (`open`, `refresh`, `cancel_build`, `recover`) and shows what the signals say; it
+never touches the engine's build side itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from ..core import store
+from ..core.analyzers import AnalyzerConfig
+from ..core.jobs import EmbeddingProgress, Progress
+from ..core.reader import IndexReader
+from ..core.store import IndexDamaged
+from .settings import AppSettings
+from .watcher import FolderWatcher
+from .workers import BuildOutcome, BuildRequest, Engine, describe
+
+# How long the status bar keeps each kind of line (ms).
+SHORT_MS, NORMAL_MS, LONG_MS, ERROR_MS = 3000, 6000, 10000, 15000
+KEPT = " The previous index is still in use."
+
+
+class Session(QObject):
+    """One notes folder at a time, and the index the window searches."""
+
+    build_started = Signal()
+    build_stopped = Signal()  # any build ended (of this folder or one left); a queued one may start next
+    build_progressed = Signal(object)  # Progress | EmbeddingProgress of the open folder's build
+    index_changed = Signal(object)  # IndexReader: the one to search from now on
+    build_ended = Signal(str, str)  # "built" / "failed" / "cancelled", and the line that says how
+    status = Signal(str, int)  # a line for the status bar and how long it stays (ms; 0: until replaced)
+
+    def __init__(
+        self,
+        settings: AppSettings,
+        index_dir: str | None,
+        wants: Callable[[], tuple[AnalyzerConfig, bool]],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.index_dir = index_dir
+        self._wants = wants  # the analyzer the window searches with, and whether it wants embeddings
+        self.folder: str | None = None
+        self.library: IndexReader | None = None
+        self._pending: BuildRequest | None = None
+        self._building_folder: str | None = None  # the folder of the build under way
+        self._verified_generation: Path | None = None  # the generation last checked after a damaged search
+        self.watcher = FolderWatcher(self)
+        self.watcher.folder_changed.connect(self._on_folder_changed)
+        self.engine = Engine(self)
+        builder = self.engine.builder
+        builder.progress_changed.connect(self._on_progress_changed)
+        builder.index_opened.connect(self._on_index_opened)
+        builder.index_built.connect(self._on_index_built)
+        builder.build_failed.connect(self._on_build_failed)
+        builder.build_cancelled.connect(self._on_build_cancelled)
+
+    def open(self, folder: str) -> None:
+        """Make `folder` (an existing directory) the open one and start indexing it."""
+        self.folder = str(Path(folder).resolve())
+        if self.engine.building and self._building_folder != self.folder:
+            self.engine.cancel_build()  # the folder being indexed was left: that build publishes nothing
+        self.watcher.clear()
+        self.library = None
+        self.settings.remember_folder(self.folder)
+        self.refresh()
+
+    def _showing(self) -> IndexReader | None:
+        """The index shown now, when it is of the open folder (a build need not map it again)."""
+        return self.library if self.library is not None and self.library.folder == Path(self.folder or "") else None
+
+    def refresh(self, verify: bool = False) -> None:
+        """Re-read new and changed notes in the build process; the current index stays searchable.
+        With `verify`, the stored files' checksums are checked first and a damaged index is rebuilt.
+        While a build runs, the request waits (only the newest) and starts when that build ends."""
+        if self.folder is None:
+            return
+        analyzer, dense = self._wants()
+        request = BuildRequest(
+            self.folder,
+            self.index_dir,
+            self.settings.index_settings(),
+            analyzer,
+            embedder=self.settings.embedder if dense else None,
+            showing=self._showing(),
+            verify=verify,
+        )
+        if self.engine.building:
+            self._pending = request
+            return
+        self._start(request)
+
+    def _start(self, request: BuildRequest) -> None:
+        self._building_folder = request.folder
+        self.build_started.emit()
+        self.engine.build(request)
+
+    def cancel_build(self) -> None:
+        self._pending = None
+        self.engine.cancel_build()
+
+    def _on_folder_changed(self) -> None:
+        self.status.emit("Notes changed on disk: updating the index…", SHORT_MS)
+        self.refresh()
+
+    def _on_progress_changed(self, msg: Progress | EmbeddingProgress) -> None:
+        if self._building_folder == self.folder:  # else a build of a folder the user has left, being cancelled
+            self.build_progressed.emit(msg)
+
+    def _finish(self) -> bool:
+        """A build ended: start the waiting one if it is of the open folder (returns True when it did)."""
+        self.engine.building = False
+        self.build_stopped.emit()
+        request, self._pending = self._pending, None
+        if request is not None and request.folder == self.folder:
+            self._start(replace(request, showing=self._showing()))
+            return True
+        return False
+
+    def _use(self, library: IndexReader) -> None:
+        self.library = library
+        self.engine.set_library(library)
+        if self.folder is not None:
+            self.watcher.watch(self.folder, library.note_paths)
+        self.index_changed.emit(library)
+
+    def _on_index_opened(self, library: IndexReader) -> None:
+        """The stored index, opened by the build process: search it at once while the refresh runs."""
+        if self.library is None and library.folder == Path(self.folder or ""):
+            self._use(library)
+
+    def _on_index_built(self, outcome: BuildOutcome) -> None:
+        queued = self._finish()
+        if outcome.library.folder != Path(self.folder or ""):
+            return  # a build for a folder the user has since left
+        report = outcome.report
+        if outcome.damaged:
+            self.status.emit(f"The stored index was damaged ({outcome.damaged}); it was rebuilt.", LONG_MS)
+        elif report.rebuilt:
+            self.status.emit(
+                f"Indexed in {report.elapsed_s:.1f} s: {report.added} added, {report.changed} changed, "
+                f"{report.removed} removed",
+                NORMAL_MS,
+            )
+        else:
+            self.status.emit("Index is up to date", SHORT_MS)
+        self._use(outcome.library)
+        if not queued:
+            self.build_ended.emit("built", "")
+
+    def _on_build_failed(self, error: Exception) -> None:
+        if self._finish():
+            return  # a newer build of the open folder started
+        kept = KEPT if self.library is not None else ""
+        self.build_ended.emit("failed", f"Indexing failed: {describe(error)}.{kept}")
+
+    def _on_build_cancelled(self) -> None:
+        if self._finish():
+            return  # cancelled because another folder was opened; its build has started
+        kept = KEPT if self.library is not None else ""
+        self.status.emit(f"Indexing cancelled.{kept}", NORMAL_MS + 2000)
+        self.build_ended.emit("cancelled", "")
+
+    def recover(self, error: Exception) -> bool:
+        """A search failed on `error`: when the index is damaged, check every file and rebuild, once per
+        generation (so a damage the rebuild cannot mend does not loop). True when a rebuild started."""
+        generation = self.library.generation if self.library is not None else None
+        if not isinstance(error, IndexDamaged) or generation == self._verified_generation:
+            return False
+        self._verified_generation = generation
+        self.status.emit(f"The index is damaged ({describe(error)}); rebuilding it…", LONG_MS)
+        self.refresh(verify=True)
+        return True
+
+    def index_root(self) -> Path:
+        return Path(self.index_dir) if self.index_dir else store.default_index_root()
+
+    def clear_cache(self) -> str:
+        """Delete every stored index (About dialog) and re-index the open folder; returns what happened."""
+        root = self.index_root()
+        if self.index_dir:
+            return "This session uses a custom index folder; it was left alone."
+        size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
+        failures = store.remove_tree(root)
+        self.refresh()
+        if failures:
+            return (
+                f"Could not clear the whole cache: {len(failures)} item(s) remain in {root} "
+                f"(first: {failures[0]}). Close other ragdesk windows and try again, or remove them by hand."
+            )
+        return f"Cleared {size / 1e6:.1f} MB; the open folder is being re-indexed."
+
+    def shutdown(self) -> None:
+        self.engine.shutdown()

@@ -1,0 +1,154 @@
+"""What the window says, as pure functions from core results to HTML and plain lines.
+
+Kept apart from the widgets so each sentence is tested on its own (escaping included) and the panes
+only place the text; everything here is computed from values, nothing reads a widget.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+from ..core.explain import TermRow
+from ..core.injection import Finding
+from ..core.paths import shown
+from ..core.prompt import Prompt
+from ..core.reader import IndexReader
+from ..core.results import Hit, SearchResult
+from .delegates import swatch
+from .models import highlighted_html, term_color
+
+NO_SELECTION = "Select a result to see its text and why it ranked."
+STALE_MARK = " — ✎ changed on disk since indexing (F5 to refresh)"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, … 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def chunk_title_html(hit: Hit, stale: bool) -> str:
+    """The selected result's note, heading trail, location and score, in one line."""
+    heading = f" › {html.escape(shown(hit.heading))}" if hit.heading else ""
+    return (
+        f"<b>{html.escape(hit.shown_path)}</b>{heading} · {hit.location} · score {hit.score:.3f}"
+        f"{STALE_MARK if stale else ''}"
+    )
+
+
+def chunk_body_html(text: str, spans: list[tuple[int, int, str]], findings: list[Finding], context: list[str]) -> str:
+    """The chunk's whole text with matched terms coloured, after a warning when it holds
+    instruction-like text and the title and headings indexed with it."""
+    warn = ""
+    if findings:
+        warn = (
+            "<p style='background:#fff3cd;padding:4px'>⚠ This chunk contains instruction-like text ("
+            + html.escape(findings[0].reason)
+            + "). It is quoted as data in the prompt.</p>"
+        )
+    also = ""
+    if context:
+        also = (
+            "<p style='color:#666'>Also indexed with this chunk (title and headings): "
+            + html.escape(" › ".join(context))
+            + "</p>"
+        )
+    body = highlighted_html(text, spans).replace("\n", "<br>")
+    return warn + also + f"<div style='font-family:monospace'>{body}</div>"
+
+
+def fusion_html(mode: str, hit: Hit) -> str:
+    """How a fused (dense or hybrid) score was made: each engine's rank, score and share."""
+    assert hit.fusion is not None
+    fusion = html.escape(hit.fusion.describe())
+    return f"<b>{html.escape(mode)}</b>: {fusion}<br>The BM25 breakdown of this chunk is below."
+
+
+def stats_text(hit: Hit, result: SearchResult) -> str:
+    """The numbers every row of the breakdown shares, and what the rows sum to."""
+    bm25 = sum(r.contribution for r in hit.explain)  # what the rows sum to, in every mode
+    fused = f" (the {result.mode} score {hit.score:.4f} is explained above)" if hit.fusion is not None else ""
+    return (
+        f"|D| = {hit.length} tokens · avgdl = {result.avgdl:.2f} · N = {result.n_docs} chunks · "
+        f"k1 = {result.k1:g} · b = {result.b:g} · BM25 score = Σ contributions = {bm25:.3f}{fused}"
+    )
+
+
+def formula_html(row: TermRow, n_docs: int) -> str:
+    """One term's contribution with the BM25 formula written out, then filled in."""
+    return (
+        f"{swatch(term_color(row.term))} <b>{html.escape(row.term)}</b>: contribution = idf · f · (k1 + 1) / "
+        f"(f + k1 · (1 − b + b · |D| / avgdl)) → {html.escape(row.formula)}<br>"
+        f"idf = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)) = ln(1 + ({n_docs} − {row.n_t} + 0.5) / ({row.n_t} + 0.5))"
+        f" = {row.idf:.3f}"
+    )
+
+
+def ranks_text(ranks: dict[str, int | None]) -> str:
+    """Where the selected chunk ranks under each analyzer."""
+    parts = [f"{name}: {ordinal(rank) if rank else 'no match'}" for name, rank in ranks.items()]
+    return "Rank under each analyzer — " + " · ".join(parts)
+
+
+def compare_text(selected: Hit | None, pinned: Hit) -> str:
+    """The line above the compare table: what is pinned and, with another selected, the score gap."""
+    where = f"{html.escape(pinned.shown_path)} :{pinned.start_line}"
+    if selected is None or selected.chunk_id == pinned.chunk_id:
+        return f"Pinned: {where}. Select another result to compare."
+    diff = selected.score - pinned.score
+    return f"Selected ({selected.score:.3f}) vs pinned {where} ({pinned.score:.3f}): {diff:+.3f}"
+
+
+def compare_rows(selected: Hit, pinned: Hit) -> list[tuple[TermRow, float]]:
+    """Each of the selected hit's rows beside the pinned hit's contribution for the same row label."""
+    pinned_rows = {r.label: r.contribution for r in pinned.explain}
+    return [(r, pinned_rows.get(r.label, 0.0)) for r in selected.explain]
+
+
+def index_status_text(library: IndexReader) -> str:
+    """The status bar's summary of the open index: files, chunks, when built, what was skipped."""
+    n_skip = sum(1 for s in library.skipped if not s.loaded)
+    n_dec = len(library.skipped) - n_skip
+    built = time.strftime("%Y-%m-%d %H:%M", time.localtime(library.built_at))
+    text = f"{len(library.notes)} files · {library.n_chunks} chunks · built {built}"
+    if library.skipped:
+        text += f" · {n_skip} skipped" + (f", {n_dec} re-decoded" if n_dec else "")
+    return text
+
+
+def no_notes_text(extensions: tuple[str, ...], other_files: int, skipped: int) -> str:
+    """For a folder with no notes: what was looked for and how many other files were passed over."""
+    shown_exts = ", ".join(extensions[:4]) + (", …" if len(extensions) > 4 else "")
+    text = f"No notes found in this folder (looked for {shown_exts}; {other_files:,} other files ignored"
+    text += f", {skipped} note files skipped: click the status bar)" if skipped else ")"
+    return text + ". Open another folder with Ctrl+O, or change the note types in Settings (Ctrl+,)."
+
+
+def no_results_text(result: SearchResult) -> str:
+    """Why the list is empty: an empty query, or the engine's reason."""
+    if not result.query.strip():
+        return "Type a question or some words to search your notes."
+    return f"No results: {result.reason or 'no chunk matches'}."
+
+
+def prompt_info_text(prompt: Prompt, secrets_allowed: bool) -> str:
+    """The line under the preview: size, what was left out, what was flagged and what was redacted."""
+    info = f"{prompt.summary()} ({prompt.estimator})"
+    if prompt.dropped_for_budget:
+        info += f" · {len(prompt.dropped_for_budget)} excerpt(s) left out to fit the budget"
+    for n, findings in prompt.flagged:
+        info += f" · ⚠ [{n}] has instruction-like text ({findings[0].reason}); it is quoted as data"
+    if prompt.secrets:
+        where = ", ".join(f"[{n}] line {sec.line}: {sec.kind}" for n, sec in prompt.secrets)
+        state = "included in this copy" if secrets_allowed else "redacted"
+        info += f" · 🔒 {len(prompt.secrets)} secret(s) {state} ({where})"
+    return info
+
+
+def copied_text(prompt: Prompt | None, secrets_allowed: bool) -> str:
+    """The status line after Copy prompt."""
+    summary = prompt.summary() if prompt else ""
+    if prompt is not None and prompt.secrets:
+        summary += f", {len(prompt.secrets)} secret(s) {'included' if secrets_allowed else 'redacted'}"
+    return f"Copied prompt: {summary}"
