@@ -34,13 +34,11 @@ def shared_data() -> Path:
 @pytest.fixture(params=["compiled", "python"])
 def text_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with the compiled text kernel (ragdesk/core/_text.c) and with its Python twins."""
-    from ragdesk.core import chunking, loader, tokenize
+    from ragdesk.core import kernels
 
     if request.param == "compiled":
-        if chunking._text is None:
+        if kernels.TEXT is None:
             pytest.skip("the compiled text kernel is not built here")
     else:
-        monkeypatch.setattr(chunking, "_text", None)
-        monkeypatch.setattr(tokenize, "_text", None)
-        monkeypatch.setattr(loader, "_text", None)
+        monkeypatch.setattr(kernels, "TEXT", None)
     return str(request.param)

@@ -71,12 +71,11 @@ def smoke_test() -> int:
     if "hits" not in outcome:
         print("smoke test failed: no results from the sample notes", file=sys.stderr)
         return 1
-    from ..core.index import ranking_kernel
-    from ..core.tokenize import text_kernel
+    from ..core.kernels import ranking_name, text_name
 
     print(
         f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
-        f"ranking: {ranking_kernel()}, text: {text_kernel()}"
+        f"ranking: {ranking_name()}, text: {text_name()}"
     )
     return 0
 

@@ -13,13 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import kernels
 from .arrays import ranges
 from .loader import Note
-
-try:  # compiled twin of chunk_markdown's Python path (ragdesk/core/_text.c); absent without a C compiler
-    from . import _text
-except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
-    _text = None
 
 CHUNKERS = ("markdown", "words")
 HEADING_SEP = " › "
@@ -258,8 +254,8 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
     share `overlap` words where a cut falls inside a paragraph.
     """
     lo = max(1, int(options.size * options.min_fill))
-    if _text is not None:
-        flat, trails = _text.markdown_chunks(
+    if kernels.TEXT is not None:
+        flat, trails = kernels.TEXT.markdown_chunks(
             note.text, note.body_start, _is_org(note), HEADING_SEP, options.size, options.overlap, lo
         )
         text = note.text
@@ -278,7 +274,7 @@ def chunk_markdown(note: Note, options: ChunkOptions) -> list[Chunk]:
 
 def _cuts_python(note: Note, blocks: list[_Block], size: int, overlap: int, lo: int) -> list[tuple[int, int]]:
     """The (start, end) character spans of chunk_markdown's chunks; `lo`: fewest words before a cut.
-    _text.markdown_chunks is the compiled twin of this, _blocks, _trail_at and _Lines (tested equal)."""
+    _text.markdown_chunks (see kernels) is the compiled twin of this, _blocks, _trail_at and _Lines (tested equal)."""
     body = note.text[note.body_start :]
     if len(body.split()) <= size + size // 4:  # the common short note: one chunk, no cut to choose
         stripped = body.strip()

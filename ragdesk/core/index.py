@@ -19,26 +19,16 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from . import kernels
 from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import DEFAULT_B, DEFAULT_K1, check_params, contributions, idf_array, length_norms
 from .store import IndexDamaged, preallocated_array
 from .tokenize import intern_words
 
-try:  # compiled twins of the hot paths below (ragdesk/core/_kernel.c); absent without a C compiler
-    from . import _kernel
-except ImportError:  # pragma: no cover - depends on the install
-    _kernel = None
-
-
 DERIVE_THREADS = 4  # at most, and no more than the machine's cores
 DERIVE_MIN_CHUNKS = 1000  # per thread
 BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
-
-
-def ranking_kernel() -> str:
-    """Which top-k implementation ranks chunks here: "compiled" or "numpy" (same results)."""
-    return "numpy" if _kernel is None else "compiled"
 
 
 @dataclass
@@ -65,9 +55,9 @@ def _lookup(pdocs: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _frequency_matrix(postings: list[tuple[np.ndarray, np.ndarray]], docs: np.ndarray) -> np.ndarray:
     """Frequencies of `docs` (columns) in each term's postings (rows; ascending ids), 0 where absent."""
-    if _kernel is not None:
+    if kernels.RANKING is not None:
         pairs = [(np.asarray(d, np.int32), np.asarray(f, np.int32)) for d, f in postings]
-        flat = _kernel.frequencies(pairs, np.asarray(docs, np.int32))
+        flat = kernels.RANKING.frequencies(pairs, np.asarray(docs, np.int32))
         return np.frombuffer(flat, dtype=np.int32).reshape(len(postings), len(docs))
     out = np.zeros((len(postings), len(docs)), np.int32)
     for row, (pdocs, ptfs) in zip(out, postings):
@@ -250,7 +240,7 @@ def search_top_k(terms: list[QueryTermRef], n_docs: int, k1: float, b: float, k:
     """
     check_params(k1, b)
     try:
-        if _kernel is None or k <= 0 or not n_docs:
+        if kernels.RANKING is None or k <= 0 or not n_docs:
             return search_top_k_numpy(terms, n_docs, k1, b, k)
         return search_top_k_compiled(terms, n_docs, k1, b, k)
     except IndexError as exc:  # numpy met a posting beyond the last chunk (the kernel raises IndexDamaged)
@@ -278,9 +268,9 @@ def search_top_k_compiled(
     try:
         if merged:
             order = merged[0].seg_to_merged
-            docs, scores = _kernel.top_k(args, len(order), k1, min(k, n_docs), order)
+            docs, scores = kernels.RANKING.top_k(args, len(order), k1, min(k, n_docs), order)
         else:
-            docs, scores = _kernel.top_k(args, n_docs, k1, min(k, n_docs))
+            docs, scores = kernels.RANKING.top_k(args, n_docs, k1, min(k, n_docs))
     except ValueError as exc:  # postings that do not fit the chunks: refuse rather than read out of bounds
         raise IndexDamaged(str(exc)) from exc
     return np.array(docs, dtype=np.int64), np.array(scores, dtype=np.float64)
@@ -406,8 +396,8 @@ def _trigram_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], 
     """`build_word_map` for trigrams without a Python loop over trigrams: every padded word's
     code points in one array, each window of three packed into one integer (21 bits a code point)."""
     words = [analyzer.normalized_word(w) for w in vocab]  # accents folded, stop words ""
-    if _kernel is not None:  # the same map, hashing trigrams instead of sorting them all twice
-        terms, ptr, ids, mult = _kernel.trigram_word_map(words)
+    if kernels.RANKING is not None:  # the same map, hashing trigrams instead of sorting them all twice
+        terms, ptr, ids, mult = kernels.RANKING.trigram_word_map(words)
         return terms, np.frombuffer(ptr, np.int64), np.frombuffer(ids, np.int32), np.frombuffer(mult, np.int32)
     lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
     if not lengths.sum():
@@ -462,7 +452,8 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
     word_ids, counts = np.asarray(forward.word_ids, dtype=np.int32), np.asarray(forward.counts, dtype=np.int32)
     tokens_per_word = _segment_sums(mmult, mptr)  # how many terms each word makes
     doc_len = _segment_sums(counts * tokens_per_word[word_ids], row_ptr)  # |D| in this analyzer's terms
-    if _kernel is not None:
+    kernel = kernels.RANKING
+    if kernel is not None:
         args = (row_ptr, word_ids, counts, mptr.astype(np.int64), mids.astype(np.int32), mmult.astype(np.int32))
         # Chunk ranges with about equal postings, derived side by side in threads (the kernel runs
         # without the GIL): range i's postings of a term go after those of ranges before it.
@@ -470,7 +461,7 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
         edges = np.searchsorted(row_ptr, np.linspace(0, row_ptr[-1], parts + 1)[1:-1]).tolist()
         spans = list(zip([0, *edges], [*edges, n]))
         at = [np.zeros(len(terms), np.int64) for _ in spans]
-        _in_threads([lambda i=i: _kernel.postings_by_term(*args, *spans[i], at[i]) for i in range(parts)])
+        _in_threads([lambda i=i: kernel.postings_by_term(*args, *spans[i], at[i]) for i in range(parts)])
         indptr = np.zeros(len(terms) + 1, np.int64)
         np.cumsum(np.sum(at, axis=0), out=indptr[1:])
         nnz = int(indptr[-1])
@@ -484,7 +475,7 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
         bounds = np.zeros((parts, len(terms)))
         offsets = np.cumsum([indptr[:-1], *at[:-1]], axis=0)  # where each range starts writing each term
         fill = [
-            lambda i=i: _kernel.postings_by_term(*args, *spans[i], offsets[i], docs, tfs, norms, bounds[i], DEFAULT_K1)
+            lambda i=i: kernel.postings_by_term(*args, *spans[i], offsets[i], docs, tfs, norms, bounds[i], DEFAULT_K1)
             for i in range(parts)
         ]
         _in_threads(fill)

@@ -19,13 +19,8 @@ from pathlib import Path
 
 import pathspec
 
-from . import pdf
+from . import kernels, pdf
 from .analyzers import normalize
-
-try:  # compiled folder walk (ragdesk/core/_text.c); absent without a C compiler
-    from . import _text
-except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
-    _text = None
 
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".rst", ".org", ".pdf")
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -125,7 +120,7 @@ def walk_notes(
     spec = _load_ignore_spec(root_path, options)
     inside = None if options.follow_outside_links else _Inside(root_path)
     with _collector_paused():
-        if _text is not None and hasattr(_text, "walk_tree"):  # not built on Windows
+        if kernels.has_walk():
             notes, skipped = _walk_compiled(root_path, exts, spec, inside)
         else:
             notes, skipped = _walk_python(root_path, exts, spec, inside)
@@ -207,7 +202,8 @@ def _walk_compiled(
     """`_walk_python` by `_text.walk_tree` (which leaves names that are not ASCII to Python)."""
     skip_dir = spec.match_file if spec is not None else None
     outside = inside.outside if inside is not None else None
-    rels, sizes, mtimes, kinds, links, events = _text.walk_tree(
+    assert kernels.TEXT is not None
+    rels, sizes, mtimes, kinds, links, events = kernels.TEXT.walk_tree(
         str(root_path), exts, tuple(SKIP_DIRS), skip_dir, outside
     )
     prefix = os.path.join(str(root_path), "")

@@ -12,19 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import kernels
 from .analyzers import word_tokens
 from .chunking import ChunkOptions, chunk_note, context_text, note_title
 from .loader import NoteFile, Skipped, read_note
-
-try:  # compiled twin of count_words_python (ragdesk/core/_text.c); absent without a C compiler
-    from . import _text
-except ImportError:  # pragma: no cover - exercised by tests that hide the kernel
-    _text = None
-
-
-def text_kernel() -> str:
-    """Which word counting, markdown chunking and folder walk run here: "compiled" or "python" (same results)."""
-    return "python" if _text is None else "compiled"
 
 
 @dataclass
@@ -123,8 +114,8 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
 
 def intern_words(vocab: dict[str, int], words: list[str]) -> np.ndarray:
     """The ids of `words` in `vocab` (int32), adding each unseen word with the next id, len(vocab)."""
-    if _text is not None:
-        return np.frombuffer(_text.intern_words(vocab, words), np.int32)
+    if kernels.TEXT is not None:
+        return np.frombuffer(kernels.TEXT.intern_words(vocab, words), np.int32)
     return np.array([vocab.setdefault(w, len(vocab)) for w in words], dtype=np.int32)
 
 
@@ -134,8 +125,8 @@ def count_words(
     """Word counts per chunk, where chunk c reads `pieces[p][bounds[2p]:bounds[2p + 1]]` for p in
     `chunk_ptr[c]:chunk_ptr[c + 1]`: (vocabulary in first-seen order, distinct words per chunk,
     their word ids ascending within each chunk, their counts, number of tokens)."""
-    if _text is not None:
-        vocab, row_len, ids, counts, n_tokens = _text.count_words(pieces, bounds, chunk_ptr)
+    if kernels.TEXT is not None:
+        vocab, row_len, ids, counts, n_tokens = kernels.TEXT.count_words(pieces, bounds, chunk_ptr)
         return (
             vocab,
             np.frombuffer(row_len, np.int64),

@@ -56,7 +56,7 @@ def main() -> int:
         return 2
     from ragdesk.core.analyzers import AnalyzerConfig
     from ragdesk.core.build import build_index
-    from ragdesk.core.index import ranking_kernel
+    from ragdesk.core.kernels import ranking_name
     from ragdesk.core.loader import LoadOptions
     from ragdesk.core.params import IndexSettings
 
@@ -98,7 +98,7 @@ def main() -> int:
 
     print(
         f"{args.corpus}: {n_chunks} ragdesk chunks; {len(qs)} queries, best of {args.rounds} alternating rounds; "
-        f"ragdesk ranking: {ranking_kernel()}\n"
+        f"ragdesk ranking: {ranking_name()}\n"
     )
     print("| engine | full build s, fastest (median) |\n|---|---:|")
     for name, ts in build_s.items():

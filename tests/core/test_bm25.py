@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragdesk.core import kernels
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.bm25 import contribution, idf
 from ragdesk.core.build import build_index
@@ -92,13 +93,8 @@ def test_index_matches_reference(
     for h in result.hits:
         assert sum(r.contribution for r in h.explain) == pytest.approx(h.score, rel=1e-12)
     # Without the compiled kernel: the same hits, scores and explanations, to the last bit.
-    import ragdesk.core.index as index_mod
-
-    kernel, index_mod._kernel = index_mod._kernel, None
-    try:
+    with kernels.python_only():
         fallback = lib.search(" ".join(query), analyzer=AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
-    finally:
-        index_mod._kernel = kernel
     assert fallback.to_json()["hits"] == result.to_json()["hits"]
 
 
@@ -146,7 +142,7 @@ def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int) -> None:
     old = index_mod.PRUNE_MIN_POSTINGS
     index_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
     try:
-        impls = [search_top_k_numpy] + ([search_top_k_compiled] if index_mod._kernel is not None else [])
+        impls = [search_top_k_numpy] + ([search_top_k_compiled] if kernels.RANKING is not None else [])
         for impl in impls:
             got_docs, got_scores = impl(refs, n_docs, 1.2, 0.75, k)
             assert got_docs.tolist() == want_docs.tolist(), impl.__name__
@@ -183,14 +179,13 @@ def test_postings_beyond_the_last_chunk_are_reported_not_read(compiled: bool, mo
     never reads or writes out of bounds."""
     import numpy as np
 
-    import ragdesk.core.index as index_mod
     from ragdesk.core.index import QueryTermRef, TermIndex, search_top_k
     from ragdesk.core.store import IndexDamaged
 
-    if compiled and index_mod._kernel is None:
+    if compiled and kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
     if not compiled:
-        monkeypatch.setattr(index_mod, "_kernel", None)
+        monkeypatch.setattr(kernels, "RANKING", None)
     docs = np.array([0, 2, 1, 5_000_000], np.int32)  # the second term's posting names chunk 5,000,000
     ti = TermIndex(["a", "b"], np.array([0, 2, 4], np.int64), docs, np.ones(4, np.int32), np.full(3, 5, np.int32))
     ti.seed_bounds(1.2, 0.75, np.array([1.0, 1.0]))  # as stored with an index: the kernel meets the bad posting
@@ -202,14 +197,10 @@ def test_compiled_kernel_is_built_where_required() -> None:
     """CI sets RAGDESK_REQUIRE_KERNEL: there the compiled kernels (top k, text) must be in use, not the fallbacks."""
     import os
 
-    import ragdesk.core.chunking as chunking_mod
-    import ragdesk.core.index as index_mod
-    import ragdesk.core.tokenize as tokenize_mod
-
     if not os.environ.get("RAGDESK_REQUIRE_KERNEL"):
         pytest.skip("the compiled kernel is optional (needs a C compiler at install)")
-    assert index_mod._kernel is not None
-    assert chunking_mod._text is not None and tokenize_mod._text is not None
+    assert (kernels.ranking_name(), kernels.text_name()) == ("compiled", "compiled")
+    assert kernels.has_walk()
 
 
 @pytest.mark.parametrize("threads", [1, 3])
@@ -236,7 +227,7 @@ def test_compiled_derivation_equals_the_sparse_product(
     import ragdesk.core.index as index_mod
     from ragdesk.core.analyzers import Analyzer
 
-    if index_mod._kernel is None:
+    if kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
     monkeypatch.setattr(index_mod, "DERIVE_THREADS", threads)
     monkeypatch.setattr(index_mod, "DERIVE_MIN_CHUNKS", 1)
@@ -245,11 +236,8 @@ def test_compiled_derivation_equals_the_sparse_product(
     lib, _ = build_index(sample_notes, tmp_path / "idx", workers=1)
     forward = lib.forward()
     compiled = index_mod.derive_term_index(forward, Analyzer(config))
-    kernel, index_mod._kernel = index_mod._kernel, None
-    try:
+    with kernels.python_only():
         product = index_mod.derive_term_index(forward, Analyzer(config))
-    finally:
-        index_mod._kernel = kernel
     assert compiled.terms == product.terms and len(compiled.docs) > 300
     for name in ("indptr", "docs", "tfs", "doc_len"):
         got, want = getattr(compiled, name), getattr(product, name)
@@ -312,9 +300,7 @@ def test_compiled_top_k_leaves_no_trace_for_the_next_call() -> None:
     another, each rank exactly as an exhaustive scoring of that query alone."""
     import numpy as np
 
-    import ragdesk.core.index as index_mod
-
-    if index_mod._kernel is None:
+    if kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
     rng = np.random.default_rng(7)
     n = 4000
@@ -335,9 +321,9 @@ def test_compiled_top_k_leaves_no_trace_for_the_next_call() -> None:
     queries = [[term(3)], [term(3000), term(2500)], [term(40), term(3900)], [term(1)], [term(2000)] * 3]
     alone = [exhaustive(q) for q in queries]
     for _ in range(3):  # in sequence, each after all the others
-        assert [index_mod._kernel.top_k(q, n, 1.2, 10) for q in queries] == alone
-    smaller = index_mod._kernel.top_k(
+        assert [kernels.RANKING.top_k(q, n, 1.2, 10) for q in queries] == alone
+    smaller = kernels.RANKING.top_k(
         [(np.array([1, 2], np.int32), np.ones(2, np.int32), norms[:10], 1.0, 1.0, 9.0)], 10, 1.2, 5
     )
     assert sorted(smaller[0]) == [1, 2]
-    assert [index_mod._kernel.top_k(q, n, 1.2, 10) for q in queries] == alone
+    assert [kernels.RANKING.top_k(q, n, 1.2, 10) for q in queries] == alone

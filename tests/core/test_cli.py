@@ -126,10 +126,9 @@ def test_errors_are_one_line_and_nonzero(tmp_path: Path, capsys: pytest.CaptureF
 def test_module_entry_point_version() -> None:
     out = subprocess.run([sys.executable, "-m", "ragdesk", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip().startswith("ragdesk ")
-    from ragdesk.core.index import ranking_kernel
-    from ragdesk.core.tokenize import text_kernel
+    from ragdesk.core.kernels import ranking_name, text_name
 
-    assert out.stdout.strip().endswith(f"(ranking: {ranking_kernel()}, text: {text_kernel()})")
+    assert out.stdout.strip().endswith(f"(ranking: {ranking_name()}, text: {text_name()})")
 
 
 def test_damaged_postings_give_one_error_line_and_verify_rebuilds(

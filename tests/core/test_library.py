@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from ragdesk.core import build as build_mod
+from ragdesk.core import kernels, store
 from ragdesk.core import segment as segment_mod
-from ragdesk.core import store
 from ragdesk.core.analyzers import ANALYZERS, AnalyzerConfig
 from ragdesk.core.build import BuildCancelled, build_index
 from ragdesk.core.chunking import ChunkOptions
+from ragdesk.core.index import search_top_k_compiled, search_top_k_numpy
 from ragdesk.core.params import IndexSettings
 from ragdesk.core.reader import IndexReader
 from ragdesk.core.search import query_refs
@@ -152,9 +153,7 @@ def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
 ) -> None:
     """After random edits, deletes and adds (a delta segment), the kernel ranking in the segments'
     numbering and the numpy ranking in the merged numbering give the same chunks and floats."""
-    import ragdesk.core.index as index_mod
-
-    if index_mod._kernel is None:
+    if kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
     rng = random.Random(seed)
@@ -180,8 +179,8 @@ def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
             query = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
             refs = query_refs(lib.prepare(query, config))
             for k in (1, 5, 40):
-                got = index_mod.search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
-                want = index_mod.search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
+                got = search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
+                want = search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
                 assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), (name, query, k)
 
 
@@ -206,7 +205,6 @@ def test_worker_derivation_publishes_what_the_window_would_derive(lib: IndexRead
 def test_ties_across_base_and_delta_rank_in_chunk_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Equal scores rank by the merged chunk order even when base and delta chunks interleave,
     whichever top-k implementation runs (the compiled one ranks in the segments' numbering)."""
-    import ragdesk.core.index as index_mod
 
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
     folder = tmp_path / "notes"
@@ -220,7 +218,7 @@ def test_ties_across_base_and_delta_rank_in_chunk_order(tmp_path: Path, monkeypa
     for name in ("stems", "combined"):
         assert [h.path for h in inc.search("banana", analyzer=AnalyzerConfig(name), k=5).hits] == want
         assert len({h.score for h in inc.search("banana", analyzer=AnalyzerConfig(name), k=5).hits}) == 1
-    monkeypatch.setattr(index_mod, "_kernel", None)
+    monkeypatch.setattr(kernels, "RANKING", None)
     assert [h.path for h in inc.search("banana", analyzer=AnalyzerConfig("combined"), k=5).hits] == want
     assert [h.path for h in inc.search("banana", analyzer=AnalyzerConfig("combined"), k=3).hits] == want[:3]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdesk.core import chunking, tokenize
+from ragdesk.core import kernels
 from ragdesk.core.build import _batches
 from ragdesk.core.chunking import ChunkOptions, chunk_note
 from ragdesk.core.loader import LoadOptions, read_note, walk_notes
@@ -43,17 +43,17 @@ def test_intern_words_adds_unseen_words_with_the_next_ids(text_kernel: str) -> N
 
 
 def test_compiled_count_words_rejects_bad_bounds() -> None:
-    if tokenize._text is None:
+    if kernels.TEXT is None:
         pytest.skip("the compiled text kernel is not built here")
     with pytest.raises(ValueError, match="outside"):
-        tokenize._text.count_words(["abc"], np.array([0, 4], np.int64), np.array([0, 1], np.int64))
+        kernels.TEXT.count_words(["abc"], np.array([0, 4], np.int64), np.array([0, 1], np.int64))
     with pytest.raises(ValueError, match="chunk_ptr"):
-        tokenize._text.count_words(["abc"], np.array([0, 3], np.int64), np.array([0, 2], np.int64))
+        kernels.TEXT.count_words(["abc"], np.array([0, 3], np.int64), np.array([0, 2], np.int64))
 
 
 def _compare_kernels(folder: Path, options: list[ChunkOptions], extensions: tuple[str, ...] = (".md",)) -> int:
     """Chunks and batch word counts of every note in `folder`, compiled against Python; returns chunks seen."""
-    if tokenize._text is None or chunking._text is None:
+    if kernels.TEXT is None:
         pytest.skip("the compiled text kernel is not built here")
     files, _ = walk_notes(folder, LoadOptions(extensions=extensions))
     notes = [n for n in (read_note(f)[0] for f in files) if n is not None]
@@ -61,12 +61,9 @@ def _compare_kernels(folder: Path, options: list[ChunkOptions], extensions: tupl
     for opts in options:
         compiled = [chunk_note(n, opts) for n in notes]
         batches = [process_batch(b, opts) for b in _batches(files)]
-        text, chunking._text, tokenize._text = chunking._text, None, None
-        try:
+        with kernels.python_only():
             assert [chunk_note(n, opts) for n in notes] == compiled
             python = [process_batch(b, opts) for b in _batches(files)]
-        finally:
-            chunking._text = tokenize._text = text
         for a, b in zip(batches, python):
             assert a.vocab == b.vocab and a.n_tokens == b.n_tokens and a.headings == b.headings
             for name in ("spans", "lines", "row_len", "word_ids", "counts"):
