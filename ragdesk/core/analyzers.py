@@ -18,7 +18,7 @@ ANALYZERS = (*BASE_ANALYZERS, "combined")  # combined = stems + trigram_weight x
 DEFAULT_ANALYZER = "combined"
 DEFAULT_TRIGRAM_WEIGHT = 0.3
 
-# Small, conservative stop-word lists (off by default; the seed's table counts "v").
+# Small, conservative stop-word lists (off by default; the domain's worked example counts "v").
 STOP_WORDS: dict[str, frozenset[str]] = {
     "en": frozenset(
         "a an and are as at be but by for from has have how i if in into is it its of on or "

@@ -1,6 +1,6 @@
 """Splitting notes into chunks with exact line numbers and character spans.
 
-`words` reproduces the seed's recipe (plain word windows); `markdown` follows the
+`words` is the baseline recipe (plain windows of whitespace words); `markdown` follows the
 note's structure: headings, paragraphs and code blocks, packed up to `size` words.
 A chunk's text is always a slice of the note's text, so spans and lines stay exact.
 """
@@ -54,7 +54,7 @@ class ChunkOptions:
 
     @property
     def indexes_context(self) -> bool:
-        """The `words` chunker reproduces the seed's recipe exactly, so it never adds context."""
+        """The `words` chunker is the plain word-window baseline, so it never adds context."""
         return self.context and self.chunker == "markdown"
 
 
@@ -131,7 +131,7 @@ def _make(note: Note, lines: _Lines, heading: str, start: int, end: int) -> Chun
 
 
 def chunk_words(note: Note, options: ChunkOptions) -> list[Chunk]:
-    """The seed's recipe: windows of `size` whitespace words, `overlap` shared, nothing added."""
+    """The baseline recipe: windows of `size` whitespace words, `overlap` shared, nothing added."""
     lines = _Lines(note.text)
     starts, ends = _word_spans(_body_code_points(note), note.body_start)
     return [

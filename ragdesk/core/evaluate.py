@@ -26,7 +26,8 @@ from .params import IndexSettings, SearchParams
 from .reader import IndexReader
 
 HIT_KS = (1, 3, 5, 10)
-CHUNK_SIZES = (20, 40, 80, 160, 320)  # the seed's experiment: one context budget, filled by chunks of each size
+CHUNK_SIZES = (20, 40, 80, 160, 320)  # the context-budget experiment: 320 words filled by chunks of each size
+EVAL_DEPTH = 100  # how deep a question's answer is looked for (MRR counts it down to here)
 GRID_K1 = (0.4, 0.8, 1.2, 1.6, 2.0)
 GRID_B = (0.0, 0.25, 0.5, 0.75, 1.0)
 Progress = Callable[[int, int], None]
@@ -174,7 +175,7 @@ class EvalReport:
         }
 
 
-def _chunk_matches(lib: IndexReader, chunk_id: int, q: Question, note_paths: set[str]) -> bool:
+def _chunk_matches(lib: IndexReader, chunk_id: int, q: Question) -> bool:
     c = lib.chunk(chunk_id)
     if c.path in q.also_ok:
         return True
@@ -193,7 +194,7 @@ def evaluate(
     analyzer: AnalyzerConfig | None = None,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
-    depth: int = 100,
+    depth: int = EVAL_DEPTH,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     mode: str = "bm25",
@@ -212,7 +213,7 @@ def evaluate(
             report.results.append(QuestionResult(q, None, error=f"expected note not found: {q.expected}"))
             continue
         result = lib.search(q.question, params, explain=False, embedder=embedder)
-        rank = next((h.rank for h in result.hits if _chunk_matches(lib, h.chunk_id, q, note_paths)), None)
+        rank = next((h.rank for h in result.hits if _chunk_matches(lib, h.chunk_id, q)), None)
         top = result.hits[0] if result.hits else None
         report.results.append(QuestionResult(q, rank, top.path if top else "", top.heading if top else ""))
         if progress is not None:
@@ -244,7 +245,7 @@ def compare_analyzers(
     step = _stepper(progress, len(questions), len(questions) * len(ANALYZERS))
     rows: list[dict[str, Any]] = []
     for i, name in enumerate(ANALYZERS):
-        report = evaluate(lib, questions, base.with_name(name), k1, b, 100, step(i), cancelled, mode, embedder)
+        report = evaluate(lib, questions, base.with_name(name), k1, b, EVAL_DEPTH, step(i), cancelled, mode, embedder)
         if cancelled is not None and cancelled():
             break
         rows += report.table(analyzer=name)
@@ -261,8 +262,8 @@ def chunk_sweep(
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
 ) -> list[dict[str, Any]]:
-    """The seed's experiment: how often the answer reaches a `budget_words` context filled by
-    chunks of 20..320 words (16..1 chunks), without and with a quarter overlap.
+    """The context-budget experiment: how often the answer reaches a `budget_words` context filled by
+    chunks of 20..320 words (16 x 20 .. 1 x 320), without and with a quarter overlap.
 
     Each size is indexed into a throwaway folder, so the library's own index is untouched.
     """
@@ -279,7 +280,7 @@ def chunk_sweep(
                 sized, _ = build_index(lib.folder, tmp, settings, cancelled=cancelled)
             except BuildCancelled:
                 break
-            report = evaluate(sized, questions, analyzer, k1, b, 100, step(i), cancelled)
+            report = evaluate(sized, questions, analyzer, k1, b, EVAL_DEPTH, step(i), cancelled)
         if cancelled is not None and cancelled():
             break
         m = report.metrics()
@@ -309,7 +310,7 @@ def param_grid(
     step = _stepper(progress, len(questions), len(questions) * len(cells))
     rows: list[dict[str, Any]] = []
     for i, (k1, b) in enumerate(cells):
-        report = evaluate(lib, questions, analyzer, k1, b, 100, step(i), cancelled)
+        report = evaluate(lib, questions, analyzer, k1, b, EVAL_DEPTH, step(i), cancelled)
         if cancelled is not None and cancelled():
             break
         rows.append({"k1": k1, "b": b, "mrr": report.metrics()["mrr"], "hit@5": report.hit_at(5)})

@@ -58,23 +58,6 @@ class TermRow:
         return d
 
 
-def term_row(
-    term: str,
-    words: tuple[str, ...],
-    n_docs: int,
-    n_t: int,
-    f: int,
-    doc_len: int,
-    avgdl: float,
-    k1: float,
-    b: float,
-    analyzer: str = "",
-    weight: float = 1.0,
-) -> TermRow:
-    """Compute one explanation row from the raw statistics."""
-    return term_rows(term, words, n_docs, n_t, [f], [doc_len], avgdl, k1, b, analyzer, weight)[0]
-
-
 def term_rows(
     term: str,
     words: tuple[str, ...],

@@ -28,6 +28,8 @@ from .tokenize import intern_words
 
 DERIVE_THREADS = 4  # at most, and no more than the machine's cores
 DERIVE_MIN_CHUNKS = 1000  # per thread
+BOUND_SLICE = 1 << 22  # postings per slice when computing score bounds: bounded temporary memory
+RECHECK_SHARE = 0.67  # pruning is checked again once the remaining bound fell by a third
 BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
 
 
@@ -132,7 +134,7 @@ class TermIndex(_Scored):
             out = np.zeros(len(self.indptr) - 1)
             starts = np.asarray(self.indptr[:-1])
             nonempty = np.flatnonzero(np.diff(self.indptr) > 0)
-            step = 1 << 22  # postings per slice: bounded temporary memory
+            step = BOUND_SLICE
             lo = 0
             while lo < len(nonempty):
                 hi = int(np.searchsorted(starts[nonempty], starts[nonempty[lo]] + step, side="left"))
@@ -301,7 +303,7 @@ def search_top_k_numpy(
 
     for i, (t, idf_t, _) in enumerate(ordered):
         if i and k > 0 and remaining <= check_below and t.index.df(t.term_id) >= PRUNE_MIN_POSTINGS:
-            check_below = remaining * 0.67
+            check_below = remaining * RECHECK_SHARE
             touched = touched_chunks()
             if len(touched) >= k:
                 part = acc[touched]

@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,11 +74,6 @@ class Note:
     size: int = 0
     mtime_ns: int = 0
     sha1: str = ""
-
-    @property
-    def title(self) -> str:
-        title = self.meta.get("title")
-        return str(title) if title else Path(self.path).stem
 
 
 class IgnoreFileUnreadable(Exception):
@@ -291,13 +286,11 @@ def decode(data: bytes) -> tuple[str | None, str, str | None]:
         return data.decode("utf-8-sig"), "utf-8", None
     except UnicodeDecodeError as exc:
         where = exc.start
-    for enc in ("cp1252", "latin-1"):
-        try:
-            text = data.decode(enc)
-        except UnicodeDecodeError:
-            continue
-        return text, enc, f"not valid UTF-8 (byte {where}); decoded as {enc}"
-    return None, "", "cannot be decoded"  # unreachable: latin-1 decodes anything
+    try:
+        text, enc = data.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:  # cp1252 leaves five bytes undefined; latin-1 decodes every byte
+        text, enc = data.decode("latin-1"), "latin-1"
+    return text, enc, f"not valid UTF-8 (byte {where}); decoded as {enc}"
 
 
 _FM_KEY = re.compile(r"^([A-Za-z_][\w\- ]*):(?:\s+(.*))?\s*$")
@@ -402,22 +395,3 @@ def _read_pdf(file: NoteFile, data: bytes) -> tuple[Note | None, Skipped | None]
             file.mtime_ns,
         )
     return note, caveat
-
-
-def load_notes(
-    root: str | os.PathLike[str],
-    options: LoadOptions | None = None,
-    progress: Callable[[int, int, str], None] | None = None,
-) -> tuple[list[Note], list[Skipped]]:
-    """Walk and read every note in `root` (single process; see index builder for the parallel path)."""
-    files, skipped = walk_notes(root, options)
-    notes: list[Note] = []
-    for i, f in enumerate(files):
-        note, skip = read_note(f)
-        if note is not None:
-            notes.append(note)
-        if skip is not None:
-            skipped.append(skip)
-        if progress is not None:
-            progress(i + 1, len(files), f.path)
-    return notes, skipped

@@ -37,6 +37,7 @@ CURRENT = "CURRENT"
 LOCK = "LOCK"
 DIR_MODE, FILE_MODE = 0o700, 0o600
 LOCK_POLL_S = 0.05
+CRC_BLOCK = 1 << 22  # bytes read at a time when checksumming a file
 
 
 class IndexDamaged(Exception):
@@ -68,7 +69,7 @@ def index_dir_for(folder: str | os.PathLike[str], root: str | os.PathLike[str] |
 def _crc(path: Path) -> int:
     crc = 0
     with open(path, "rb") as fh:
-        while block := fh.read(1 << 22):
+        while block := fh.read(CRC_BLOCK):
             crc = zlib.crc32(block, crc)
     return crc
 

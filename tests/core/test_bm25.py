@@ -15,10 +15,16 @@ from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.bm25 import contribution, idf
 from ragdesk.core.build import build_index
 from ragdesk.core.chunking import ChunkOptions
-from ragdesk.core.explain import term_row
+from ragdesk.core.explain import TermRow, term_rows
 from ragdesk.core.params import IndexSettings
 
 from ..conftest import write_notes
+
+
+def term_row(term: str, words: tuple[str, ...], n_docs: int, n_t: int, f: int, doc_len: int, avgdl: float,
+             k1: float, b: float) -> TermRow:  # fmt: skip
+    """One explanation row from raw statistics, through the code every search uses."""
+    return term_rows(term, words, n_docs, n_t, [f], [doc_len], avgdl, k1, b)[0]
 
 
 def test_seed_example_rare_term() -> None:

@@ -7,9 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from ragdesk.core.loader import LoadOptions, decode, load_notes, parse_front_matter, walk_notes
+from ragdesk.core.loader import LoadOptions, Note, Skipped, decode, parse_front_matter, read_note, walk_notes
 
 from ..conftest import write_notes
+
+
+def _load(root: Path, options: LoadOptions) -> tuple[list[Note], list[Skipped]]:
+    """Every note of `root` read, and every file skipped on the walk or on reading."""
+    files, skipped = walk_notes(root, options)
+    notes = []
+    for f in files:
+        note, skip = read_note(f)
+        notes += [note] if note is not None else []
+        skipped += [skip] if skip is not None else []
+    return notes, skipped
 
 
 def test_walk_skips_and_reports(tmp_path: Path, text_kernel: str) -> None:
@@ -36,7 +47,7 @@ def test_walk_skips_and_reports(tmp_path: Path, text_kernel: str) -> None:
     (root / "dangling.md").symlink_to(root / "nowhere.md")
     (root / "loop").symlink_to(root)
     os.mkfifo(root / "pipe.md")
-    notes, skipped = load_notes(root, LoadOptions(max_bytes=1000))
+    notes, skipped = _load(root, LoadOptions(max_bytes=1000))
     paths = [n.path for n in notes]
     assert paths == ["a.md", "bom.md", "drafts/keep.md", "latin.txt", "sub/b.txt", "utf16.txt"]
     reasons = {s.path: s.reason for s in skipped}
@@ -79,7 +90,7 @@ def test_walk_follows_links_once_and_reads_names_in_any_script(tmp_path: Path, t
 
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="notes folder not found"):
-        load_notes(tmp_path / "nope")
+        walk_notes(tmp_path / "nope")
 
 
 def test_front_matter_metadata_and_body() -> None:
