@@ -446,7 +446,8 @@ class MainWindow(QMainWindow):
         if command:  # e.g. code -g {path}:{line}, or evince --page-index={page} {path} for PDFs
             fill = {"{path}": str(path), "{line}": str(line), "{page}": str(page)}
             args = [_fill(a, fill) for a in shlex.split(command)]
-            if not args or not QProcess.startDetached(args[0], args[1:]):
+            started, _pid = QProcess.startDetached(args[0], args[1:]) if args else (False, 0)  # (ok, pid)
+            if not started:
                 self._show_error(f"Could not run the editor command: {command}")
             return
         if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):

@@ -147,7 +147,7 @@ def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monke
     assert f"[1] (report.pdf › p. {pages})" in w.prompt_preview.toPlainText()
     started: list[list[str]] = []
     monkeypatch.setattr(
-        "ragdesk.app.window.QProcess.startDetached", lambda program, args: started.append([program, *args]) or True
+        "ragdesk.app.window.QProcess.startDetached", lambda program, args: (started.append([program, *args]) or True, 1)
     )
     w.settings.set("editor/command", "okular --page {page} {path}")
     w.open_current_note()
