@@ -1,14 +1,16 @@
 """The Evaluate dialog: the experiments of core.evaluate on a questions file, as tables and charts.
 
-Compare analyzers (Hit@k and MRR, bars of Hit@5), the seed's chunk-size experiment (a curve)
-and a k1 x b grid (a heat map of MRR), all drawn with QPainter. Runs on a worker thread
-(progress, cancel); results export to CSV or JSON.
+Compare analyzers (Hit@k and MRR, bars of Hit@5), the chunk-size experiment in a 320-word budget (a curve)
+and a k1 x b grid (a heat map of MRR), all drawn with QPainter. Each run is a child process
+(core.jobs.eval_job: the chunk experiment builds ten indexes, CPU-bound Python that must not hold
+the window's GIL), watched by a worker thread that relays progress; results export to CSV or JSON.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -32,8 +34,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.analyzers import AnalyzerConfig
-from ..core.evaluate import Question, QuestionsError, chunk_sweep, compare_analyzers, load_questions, param_grid
+from ..core.evaluate import Question, QuestionsError, load_questions
+from ..core.jobs import EvalDone, EvalJob, EvalProgress, Failed, eval_job
 from ..core.reader import IndexReader
+from .workers import describe, run_in_child
 
 EXPERIMENTS = {  # combo text -> experiment key
     "Compare analyzers": "analyzers",
@@ -43,7 +47,7 @@ EXPERIMENTS = {  # combo text -> experiment key
 
 
 class EvalWorker(QObject):
-    """Runs one experiment from core.evaluate; reports progress as questions done of the total."""
+    """Runs one experiment of core.evaluate in a child process; reports progress as questions done of the total."""
 
     progress_changed = Signal(int, int)
     evaluation_finished = Signal(str, object)  # experiment key, list of row dicts
@@ -63,18 +67,22 @@ class EvalWorker(QObject):
         k1: float,
         b: float,
     ) -> None:
-        progress, cancelled = self.progress_changed.emit, self.cancel.is_set
-        try:
-            if key == "chunks":
-                rows = chunk_sweep(library, questions, analyzer, k1, b, progress=progress, cancelled=cancelled)
-            elif key == "params":
-                rows = param_grid(library, questions, analyzer, progress=progress, cancelled=cancelled)
+        job = EvalJob(key, str(library.folder), str(library.root), questions, analyzer, k1, b, os.getpid())
+
+        def relay(msg: object) -> bool:
+            if isinstance(msg, EvalProgress):
+                self.progress_changed.emit(msg.done, msg.total)
+                return False
+            if isinstance(msg, EvalDone):
+                self.evaluation_finished.emit(key, msg.rows)
             else:
-                rows = compare_analyzers(library, questions, analyzer, k1, b, progress=progress, cancelled=cancelled)
-        except Exception as exc:  # shown in the dialog; the window carries on
-            self.evaluation_failed.emit(f"{type(exc).__name__}: {exc}")
-            return
-        self.evaluation_finished.emit(key, rows)
+                assert isinstance(msg, Failed)
+                self.evaluation_failed.emit(describe(msg.error))
+            return True
+
+        died = run_in_child(eval_job, job, self.cancel, relay, "evaluation")
+        if died is not None:
+            self.evaluation_failed.emit(describe(died))
 
 
 class _Chart(QWidget):
@@ -285,9 +293,10 @@ class EvaluateDialog(QDialog):
         self.worker.evaluation_finished.connect(self._on_evaluation_finished)
         self.worker.evaluation_failed.connect(self._on_evaluation_failed)
         self.cancel_button.clicked.connect(self.worker.cancel.set)
-        # The thread runs only while an evaluation does, so closing the dialog never strands it.
-        self.worker.evaluation_finished.connect(self.thread.quit)
-        self.worker.evaluation_failed.connect(self.thread.quit)
+        # The thread lives as long as the dialog (`done` stops it): it only waits on the experiment's
+        # process. Quitting it after each run raced the next Run, whose request could land in a
+        # thread that was about to stop.
+        self.thread.start()
         self.resize(860, 640)
 
     def start(self) -> None:
@@ -305,7 +314,6 @@ class EvaluateDialog(QDialog):
         experiment = self.experiment_combo.currentData()
         self.message.setText(f"{self.experiment_combo.currentText()}: {len(questions)} questions…{note}")
         self.worker.cancel.clear()
-        self.thread.start()
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self._run_requested.emit(experiment, self.library, questions, self.analyzer, self.k1, self.b)

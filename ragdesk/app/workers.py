@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from queue import Empty
@@ -22,7 +23,7 @@ from ..core.build import BuildReport
 from ..core.dense import DEFAULT_EMBEDDER, DenseUnavailable, Embedder, embedder_name, load_embedder
 from ..core.explain import TermRow
 from ..core.injection import Finding
-from ..core.jobs import BuildJob, Cancelled, Done, EmbeddingProgress, Failed, Opened, Progress, build_job
+from ..core.jobs import BuildJob, Cancelled, Done, EmbeddingProgress, Failed, Message, Opened, Progress, build_job
 from ..core.params import IndexSettings, SearchParams
 from ..core.prompt import Excerpt
 from ..core.reader import IndexReader
@@ -51,6 +52,39 @@ def describe(error: BaseException) -> str:
     if isinstance(error, BuildProcessDied) or type(error) is RuntimeError:
         return str(error)
     return f"{type(error).__name__}: {error}"
+
+
+def run_in_child(
+    target: Callable[[Any, Any, Any], None],
+    job: Any,
+    cancel: threading.Event,
+    handle: Callable[[Any], bool],
+    name: str,
+) -> BuildProcessDied | None:
+    """Run `target(job, queue, cancel_event)` in a spawned process and pass each message it queues to
+    `handle` (on this thread) until `handle` says it was the last. `cancel` (set from any thread) is
+    forwarded to the child. Returns the error when the child died without a last message."""
+    ctx = get_context("spawn")
+    queue = ctx.Queue()
+    child_cancel = ctx.Event()
+    proc = ctx.Process(target=target, args=(job, queue, child_cancel), name=name)
+    proc.start()
+    try:
+        while True:
+            if cancel.is_set():
+                child_cancel.set()
+            try:
+                msg = queue.get(timeout=0.05)
+            except Empty:
+                if not proc.is_alive() and queue.empty():
+                    return BuildProcessDied(f"the {name} process stopped unexpectedly (exit code {proc.exitcode})")
+                continue
+            if handle(msg):
+                return None
+    finally:
+        proc.join(timeout=30)
+        if proc.is_alive():
+            proc.kill()
 
 
 @dataclass
@@ -87,9 +121,6 @@ class BuildWorker(QObject):
 
     @Slot(object)
     def build(self, request: BuildRequest) -> None:
-        ctx = get_context("spawn")
-        queue = ctx.Queue()
-        child_cancel = ctx.Event()
         job = BuildJob(
             request.folder,
             request.index_dir,
@@ -99,45 +130,30 @@ class BuildWorker(QObject):
             request.verify,
             parent_pid=os.getpid(),
         )
-        proc = ctx.Process(target=build_job, args=(job, queue, child_cancel), name="ragdesk-build")
-        proc.start()
-        try:
-            self._relay(request, proc, queue, child_cancel)
-        finally:
-            proc.join(timeout=30)
-            if proc.is_alive():
-                proc.kill()
+        died = run_in_child(build_job, job, self._cancel, lambda msg: self._relay(request, msg), "indexing")
+        if died is not None:
+            self.build_failed.emit(died)
 
-    def _relay(self, request: BuildRequest, proc: Any, queue: Any, child_cancel: Any) -> None:
-        while True:
-            if self._cancel.is_set():
-                child_cancel.set()
-            try:
-                msg = queue.get(timeout=0.05)
-            except Empty:
-                if not proc.is_alive() and queue.empty():
-                    error = BuildProcessDied(f"the indexing process stopped unexpectedly (exit code {proc.exitcode})")
-                    self.build_failed.emit(error)
-                    return
-                continue
-            if isinstance(msg, (Progress, EmbeddingProgress)):
-                self.progress_changed.emit(msg)
-            elif isinstance(msg, Opened):
-                reader = None if request.showing is not None else self._open(request)
-                if reader is not None:
-                    self.index_opened.emit(reader)
-            elif isinstance(msg, Done):
-                reader = self._open(request)
-                if reader is not None:
-                    self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged))
-                return
-            elif isinstance(msg, Cancelled):
-                self.build_cancelled.emit()
-                return
-            else:
-                assert isinstance(msg, Failed)
-                self.build_failed.emit(msg.error)
-                return
+    def _relay(self, request: BuildRequest, msg: Message) -> bool:
+        """Pass one message of the build process on as a signal; True when it was the last."""
+        if isinstance(msg, (Progress, EmbeddingProgress)):
+            self.progress_changed.emit(msg)
+            return False
+        if isinstance(msg, Opened):
+            reader = None if request.showing is not None else self._open(request)
+            if reader is not None:
+                self.index_opened.emit(reader)
+            return False
+        if isinstance(msg, Done):
+            reader = self._open(request)
+            if reader is not None:
+                self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged))
+        elif isinstance(msg, Cancelled):
+            self.build_cancelled.emit()
+        else:
+            assert isinstance(msg, Failed)
+            self.build_failed.emit(msg.error)
+        return True
 
     def _open(self, request: BuildRequest) -> IndexReader | None:
         """Map the index the build process published (reports a failure and returns None if it can't)."""

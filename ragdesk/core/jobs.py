@@ -1,10 +1,11 @@
-"""Running a build in its own process, reporting through a queue.
+"""Running a build (or an evaluation) in its own process, reporting through a queue.
 
 A desktop app should not tokenize in the process that paints its window: CPU-bound Python in
 any thread makes the GUI thread wait for the GIL at every event (tens of milliseconds each).
 The app starts `build_job` in a child process with a `BuildJob`; the child reads, chunks, indexes,
 derives the analyzer's indexes and publishes them on disk, and the app then maps the result.
 What the child says on the queue is one of the message classes below (all picklable).
+The Evaluate dialog's experiments run the same way (`eval_job`): the chunk-size one builds ten indexes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from .analyzers import AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
 from .dense import load_embedder
+from .evaluate import Question, chunk_sweep, compare_analyzers, param_grid
 from .orphans import exit_with_parent
 from .params import IndexSettings
 from .reader import IndexReader
@@ -85,6 +87,35 @@ class Failed:
 Message = Opened | Progress | EmbeddingProgress | Done | Cancelled | Failed
 
 
+@dataclass(frozen=True)
+class EvalJob:
+    """An experiment of core.evaluate to run on a folder's stored index (the current generation)."""
+
+    experiment: str  # "analyzers", "chunks" or "params"
+    folder: str
+    index_root: str  # the folder's index folder (IndexReader.root)
+    questions: list[Question]
+    analyzer: AnalyzerConfig
+    k1: float
+    b: float
+    parent_pid: int | None = None
+
+
+@dataclass(frozen=True)
+class EvalProgress:
+    """Questions done of all the experiment asks (each question once per configuration)."""
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class EvalDone:
+    """The experiment's rows; fewer than asked for when it was cancelled."""
+
+    rows: list[dict[str, Any]]
+
+
 def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
     """Child-process entry point: build or refresh `job.folder`'s index, reporting on `queue`."""
     if job.parent_pid is not None:  # the window: a killed window must not leave its build running
@@ -142,6 +173,33 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         queue.put(Failed(_picklable(exc)))
         return
     queue.put(Done(report, damaged))
+
+
+def eval_job(job: EvalJob, queue: Any, cancel: Any) -> None:
+    """Child-process entry point: run `job.experiment`, reporting EvalProgress, then EvalDone or Failed."""
+    if job.parent_pid is not None:
+        exit_with_parent(job.parent_pid)
+    last = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if done == total or now - last >= PROGRESS_INTERVAL_S:
+            last = now
+            queue.put(EvalProgress(done, total))
+
+    try:
+        lib = IndexReader.open(job.folder, job.index_root)
+        run = {"chunks": chunk_sweep, "analyzers": compare_analyzers}.get(job.experiment)
+        if run is not None:
+            rows = run(lib, job.questions, job.analyzer, job.k1, job.b, progress=progress, cancelled=cancel.is_set)
+        else:
+            rows = param_grid(lib, job.questions, job.analyzer, progress=progress, cancelled=cancel.is_set)
+    except Exception as exc:  # shown in the dialog; the window carries on
+        traceback.print_exc()
+        queue.put(Failed(_picklable(exc)))
+        return
+    queue.put(EvalDone(rows))
 
 
 def _picklable(exc: Exception) -> Exception:
