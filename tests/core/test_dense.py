@@ -10,7 +10,7 @@ import pytest
 
 from ragdesk.core import build as build_mod
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import RRF_C, Fusion, dense_top_k, rrf_fuse
+from ragdesk.core.dense import Fusion, dense_top_k, rrf_fuse
 from ragdesk.core.reader import IndexReader
 
 from ..conftest import write_notes
@@ -27,7 +27,6 @@ def test_rrf_seed_example() -> None:
     assert [doc for doc, _ in fused][:2] == [2, 1]
     assert fused[0][1].bm25_rank == 5 and fused[0][1].dense_rank == 5
     assert fused[1][1].bm25_rank == 1 and fused[1][1].dense_rank == 30
-    assert RRF_C == 60
 
 
 def test_rrf_only_one_engine_and_ties() -> None:

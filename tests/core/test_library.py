@@ -347,3 +347,19 @@ def test_refresh_keeps_reporting_skipped_and_redecoded_files(
     assert report.changed == 1 and (len(second.segments) == 2) == delta
     assert [(s.path, s.reason, s.loaded) for s in second.skipped] == before
     assert [(s.path, s.reason, s.loaded) for s in IndexReader.open(folder, tmp_path / "idx").skipped] == before
+
+
+def test_a_refresh_of_more_notes_than_delta_max_notes_merges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh writes a delta segment for up to DELTA_MAX_NOTES changed notes (a small share of the
+    folder, so the share limit is lifted here), and past that merges everything into a new base."""
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
+    monkeypatch.setattr(build_mod, "DELTA_MAX_NOTES", 3)
+    folder = write_notes(tmp_path / "notes", {f"n{i}.md": f"# N{i}\n\nalpha note {i}\n" for i in range(10)})
+    build_index(folder, tmp_path / "idx", workers=1)
+    write_notes(folder, {f"n{i}.md": f"# N{i}\n\nbeta note {i}\n" for i in range(3)})  # three: a delta
+    three, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert len(three.segments) == 2 and three.manifest["base"] == three.segments[0].generation.name
+    write_notes(folder, {f"n{i}.md": f"# N{i}\n\ngamma note {i}\n" for i in range(4)})  # four: a new base
+    four, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert len(four.segments) == 1 and "base" not in four.manifest
+    assert [h.path for h in four.search("gamma", k=10).hits] == ["n0.md", "n1.md", "n2.md", "n3.md"]
