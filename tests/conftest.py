@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# `ragdesk index` (in process and in subprocesses) builds BM25 only unless a test asks for the meaning
+# index: embedding every fixture with the real model would add minutes (tests/core/test_meaning.py covers it).
+os.environ["RAGDESK_MEANING_INDEX"] = "off"
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

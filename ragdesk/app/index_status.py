@@ -44,11 +44,15 @@ class IndexStatus(QWidget):
 
     def show_progress(self, msg: Progress | EmbeddingProgress) -> str:
         """Show a build's progress; returns the status line to show beside it ("" for none)."""
+        self.progress.show()
+        self.cancel_button.show()
+        if isinstance(msg, EmbeddingProgress):  # the build process is computing the meaning index
+            self.progress.setRange(0, max(msg.chunks, 1))
+            self.progress.setValue(msg.embedded + msg.done)
+            self.progress.setFormat(f"meaning {msg.embedded + msg.done:,}/{msg.chunks:,}")
+            return texts.meaning_progress_text(msg)
         self.progress.setRange(0, max(msg.total, 1))
         self.progress.setValue(msg.done)
-        if isinstance(msg, EmbeddingProgress):  # the build process is embedding chunks for dense search
-            self.progress.setFormat(f"{msg.done}/{msg.total} chunks embedded")
-            return "Computing embeddings for dense search…"
         self.progress.setFormat(f"{msg.done}/{msg.total} files · {msg.chunks} chunks")
         # total 0: not started yet (e.g. waiting for another process's build of this folder)
         return (f"Indexing {msg.current}" if msg.total else msg.current) if msg.current else ""

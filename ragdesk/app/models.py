@@ -148,12 +148,12 @@ class ResultsModel(_TableModel):
         self.endResetModel()
 
     def _layout(self) -> None:
+        # chunks the search itself folded (dense and hybrid group by note), then what grouping here folds
+        self.folded = {h.chunk_id: len(h.folded) for h in self.all_hits if h.folded}
         if not self.grouped:
             self.hits = list(self.all_hits)
-            self.folded = {}
             return
         firsts: dict[str, Hit] = {}
-        self.folded = {}
         for h in self.all_hits:
             if h.path in firsts:
                 self.folded[firsts[h.path].chunk_id] = self.folded.get(firsts[h.path].chunk_id, 0) + 1

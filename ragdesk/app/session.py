@@ -15,9 +15,11 @@ from PySide6.QtCore import QObject, Signal
 
 from ..core import store
 from ..core.analyzers import AnalyzerConfig
-from ..core.jobs import EmbeddingProgress, Progress
+from ..core.dense import embedder_name
+from ..core.jobs import EmbeddingProgress, MeaningIndexed, Progress
 from ..core.reader import IndexReader
 from ..core.store import IndexDamaged
+from . import texts
 from .settings import AppSettings
 from .watcher import FolderWatcher
 from .workers import BuildOutcome, BuildRequest, Engine, describe
@@ -35,6 +37,7 @@ class Session(QObject):
     build_progressed = Signal(object)  # Progress | EmbeddingProgress of the open folder's build
     index_changed = Signal(object)  # IndexReader: the one to search from now on
     build_ended = Signal(str, str)  # "built" / "failed" / "cancelled", and the line that says how
+    meaning_indexed = Signal(object)  # core.jobs.MeaningIndexed: hybrid search can run (auto mode)
     status = Signal(str, int)  # a line for the status bar and how long it stays (ms; 0: until replaced)
 
     def __init__(
@@ -51,6 +54,7 @@ class Session(QObject):
         self.folder: str | None = None
         self.library: IndexReader | None = None
         self._pending: BuildRequest | None = None
+        self.embedding = False  # the build process is computing the meaning index (BM25 is published)
         self._building_folder: str | None = None  # the folder of the build under way
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self.watcher = FolderWatcher(self)
@@ -60,6 +64,7 @@ class Session(QObject):
         builder.progress_changed.connect(self._on_progress_changed)
         builder.index_opened.connect(self._on_index_opened)
         builder.index_built.connect(self._on_index_built)
+        builder.meaning_indexed.connect(self._on_meaning_indexed)
         builder.build_failed.connect(self._on_build_failed)
         builder.build_cancelled.connect(self._on_build_cancelled)
 
@@ -80,7 +85,8 @@ class Session(QObject):
     def refresh(self, verify: bool = False) -> None:
         """Re-read new and changed notes in the build process; the current index stays searchable.
         With `verify`, the stored files' checksums are checked first and a damaged index is rebuilt.
-        While a build runs, the request waits (only the newest) and starts when that build ends."""
+        While a build runs, the request waits (only the newest) and starts when that build ends; while
+        the meaning index is being computed, that stops (its batches are kept) so the edit shows now."""
         if self.folder is None:
             return
         analyzer, dense = self._wants()
@@ -95,6 +101,8 @@ class Session(QObject):
         )
         if self.engine.building:
             self._pending = request
+            if self.embedding:
+                self.engine.cancel_build()  # resumed by the build that starts next
             return
         self._start(request)
 
@@ -118,6 +126,7 @@ class Session(QObject):
     def _finish(self) -> bool:
         """A build ended: start the waiting one if it is of the open folder (returns True when it did)."""
         self.engine.building = False
+        self.embedding = False
         self.build_stopped.emit()
         request, self._pending = self._pending, None
         if request is not None and request.folder == self.folder:
@@ -138,7 +147,13 @@ class Session(QObject):
             self._use(library)
 
     def _on_index_built(self, outcome: BuildOutcome) -> None:
-        queued = self._finish()
+        if outcome.meaning_follows:  # the process goes on embedding; a waiting build stops it
+            self.embedding = True
+            queued = self._pending is not None
+            if queued:
+                self.engine.cancel_build()
+        else:
+            queued = self._finish()
         if outcome.library.folder != Path(self.folder or ""):
             return  # a build for a folder the user has since left
         report = outcome.report
@@ -156,15 +171,40 @@ class Session(QObject):
         if not queued:
             self.build_ended.emit("built", "")
 
+    def _on_meaning_indexed(self, msg: MeaningIndexed) -> None:
+        self._finish()
+        if msg.embedded:
+            self.status.emit(
+                f"Meaning index complete: {msg.embedded:,} chunks embedded in {texts.duration(msg.elapsed_s)}; "
+                "hybrid search is on",
+                NORMAL_MS,
+            )
+        self.meaning_indexed.emit(msg)
+
     def _on_build_failed(self, error: Exception) -> None:
+        embedding = self.embedding
         if self._finish():
             return  # a newer build of the open folder started
+        if embedding:
+            self.status.emit(
+                f"The meaning index could not be computed: {describe(error)}. BM25 search works.", ERROR_MS
+            )
+            return
         kept = KEPT if self.library is not None else ""
         self.build_ended.emit("failed", f"Indexing failed: {describe(error)}.{kept}")
 
     def _on_build_cancelled(self) -> None:
+        embedding = self.embedding
         if self._finish():
-            return  # cancelled because another folder was opened; its build has started
+            return  # cancelled because another folder was opened, or a refresh waited; that build started
+        if embedding and self.library is not None:
+            done, total = self.library.dense_progress(embedder_name(self.settings.embedder))
+            self.status.emit(
+                f"Meaning index paused at {done:,} of {total:,} chunks; it continues at the next refresh (F5). "
+                "BM25 search works.",
+                LONG_MS,
+            )
+            return
         kept = KEPT if self.library is not None else ""
         self.status.emit(f"Indexing cancelled.{kept}", NORMAL_MS + 2000)
         self.build_ended.emit("cancelled", "")

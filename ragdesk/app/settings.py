@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import QSettings
@@ -133,8 +134,15 @@ class AppSettings:
 
     @property
     def embedder(self) -> str:
-        """The embedding model of dense and hybrid search: "wordllama" or "model2vec:/local/folder"."""
+        """The embedding model of meaning search: "e5" (default), "wordllama" or "model2vec:/local/folder"."""
         return self.get("dense/embedder", DEFAULT_EMBEDDER) or DEFAULT_EMBEDDER
+
+    @property
+    def meaning_index(self) -> bool:
+        """Whether builds go on to compute the meaning index (embeddings) for auto/hybrid search (on
+        unless turned off here, or by RAGDESK_MEANING_INDEX=off as for the CLI)."""
+        default = os.environ.get("RAGDESK_MEANING_INDEX", "").lower() not in ("off", "0", "no")
+        return self.get("dense/meaning_index", default, bool)
 
     @property
     def editor_command(self) -> str:

@@ -34,7 +34,7 @@ from .prompt_pane import PromptPane
 from .report_dialog import IndexReportDialog
 from .resources import app_icon, sample_notes_folder
 from .results_pane import RESULTS_K, ResultsPane
-from .search_bar import BM25, SearchBar
+from .search_bar import SearchBar
 from .session import ERROR_MS, LONG_MS, NORMAL_MS, SHORT_MS, Session
 from .settings import AppSettings
 from .whynot_dialog import WhyNotDialog
@@ -146,6 +146,7 @@ class MainWindow(QMainWindow):
         session.build_progressed.connect(self._on_build_progressed)
         session.build_stopped.connect(self.index_status.show_idle)
         session.build_ended.connect(self._on_build_ended)
+        session.meaning_indexed.connect(self._on_meaning_indexed)
         session.index_changed.connect(self._on_index_changed)
         session.status.connect(self.statusBar().showMessage)
         searcher = session.engine.searcher
@@ -184,8 +185,9 @@ class MainWindow(QMainWindow):
         return self.prompt_pane.prompt
 
     def _build_wants(self) -> tuple[AnalyzerConfig, bool]:
-        """What a build must prepare: the analyzer searched with, and embeddings unless the mode is BM25."""
-        return self.current_analyzer(), self.search_bar.mode != BM25
+        """What a build must prepare: the analyzer searched with, and the meaning index (unless turned
+        off in the settings and not asked for by the dense or hybrid mode)."""
+        return self.current_analyzer(), self.settings.meaning_index or self.search_bar.mode in ("dense", "hybrid")
 
     def _restore_state(self) -> None:
         s = self.settings
@@ -272,6 +274,10 @@ class MainWindow(QMainWindow):
             self._show_error(line)
         self.build_state_changed.emit(state)
 
+    def _on_meaning_indexed(self, _msg: object) -> None:
+        self.index_status.show_idle()
+        self.run_search()  # auto mode turns hybrid
+
     def _on_index_changed(self, library: IndexReader) -> None:
         moved = self.explanation_pane.follow_pin(library)
         if moved:
@@ -304,8 +310,9 @@ class MainWindow(QMainWindow):
 
     def _on_mode_changed(self, mode: str) -> None:
         library = self.library
-        if mode != BM25 and library is not None and not library.has_dense(embedder_name(self.settings.embedder)):
-            self.statusBar().showMessage("Computing embeddings for dense search (once per index)…")
+        wanted = mode in ("dense", "hybrid") and not self.session.embedding
+        if wanted and library is not None and not library.has_dense(embedder_name(self.settings.embedder)):
+            self.statusBar().showMessage("Computing the meaning index (once per folder; BM25 results meanwhile)…")
             self.refresh()  # the build process embeds the chunks; results follow when it is done
             return
         self.run_search()
@@ -325,6 +332,7 @@ class MainWindow(QMainWindow):
             pinned.chunk_id if pinned is not None else None,
             self.search_bar.mode,
             self.settings.embedder,
+            self.search_bar.fusion,
         )
         self.last_request = request
         self.engine.search(request)
@@ -346,6 +354,7 @@ class MainWindow(QMainWindow):
         if self.pinned is not None and outcome.pinned_rows:
             self.explanation_pane.update_pinned(outcome.pinned_score, outcome.pinned_rows)
         self.results_pane.show_outcome(outcome, "" if result.hits else self._empty_text(outcome))
+        self.search_bar.show_mode_reason(result.mode, result.mode_reason)
         if result.reason and result.hits:
             self.statusBar().showMessage(NOTE_PREFIX + result.reason, NORMAL_MS - 1000)
         elif self.statusBar().currentMessage().startswith(NOTE_PREFIX):

@@ -20,10 +20,21 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.build import BuildReport
-from ..core.dense import DEFAULT_EMBEDDER, DenseUnavailable, Embedder, embedder_name, load_embedder
+from ..core.dense import AUTO, DEFAULT_EMBEDDER, DEFAULT_FUSION, DenseUnavailable, Embedder, choose_mode, load_embedder
 from ..core.explain import TermRow
 from ..core.injection import Finding
-from ..core.jobs import BuildJob, Cancelled, Done, EmbeddingProgress, Failed, Message, Opened, Progress, build_job
+from ..core.jobs import (
+    BuildJob,
+    Cancelled,
+    Done,
+    EmbeddingProgress,
+    Failed,
+    MeaningIndexed,
+    Message,
+    Opened,
+    Progress,
+    build_job,
+)
 from ..core.params import IndexSettings, SearchParams
 from ..core.prompt import Excerpt
 from ..core.reader import IndexReader
@@ -38,7 +49,7 @@ class BuildRequest:
     index_dir: str | None
     settings: IndexSettings
     analyzer: AnalyzerConfig
-    embedder: str | None = None  # also compute embeddings with this model (dense and hybrid modes)
+    embedder: str | None = None  # then compute the meaning index with this model (see core.dense)
     showing: IndexReader | None = None  # the index the window shows now (not mapped again; its base is shared)
     verify: bool = False  # check the stored files' checksums first (a search found the index damaged)
 
@@ -92,6 +103,7 @@ class BuildOutcome:
     library: IndexReader
     report: BuildReport
     damaged: str | None = None  # why the stored index was discarded, if it was
+    meaning_follows: bool = False  # the build process goes on to compute the meaning index
 
 
 class BuildWorker(QObject):
@@ -103,7 +115,8 @@ class BuildWorker(QObject):
 
     progress_changed = Signal(object)  # core.jobs.Progress or EmbeddingProgress
     index_opened = Signal(object)  # the stored IndexReader, usable at once while it is being refreshed
-    index_built = Signal(object)  # BuildOutcome
+    index_built = Signal(object)  # BuildOutcome: the BM25 index is published and mapped
+    meaning_indexed = Signal(object)  # core.jobs.MeaningIndexed: every chunk has its embedding
     build_failed = Signal(object)  # the exception (core.store.IndexDamaged, OSError, ...)
     build_cancelled = Signal()
 
@@ -147,7 +160,10 @@ class BuildWorker(QObject):
         if isinstance(msg, Done):
             reader = self._open(request)
             if reader is not None:
-                self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged))
+                self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged, msg.meaning_follows))
+            return reader is None or not msg.meaning_follows
+        if isinstance(msg, MeaningIndexed):
+            self.meaning_indexed.emit(msg)
         elif isinstance(msg, Cancelled):
             self.build_cancelled.emit()
         else:
@@ -177,12 +193,14 @@ class SearchRequest:
     b: float
     k: int
     pinned: int | None = None  # chunk id pinned for comparison
-    mode: str = "bm25"  # bm25, dense or hybrid
+    mode: str = AUTO  # auto (hybrid once the meaning index is complete), bm25, dense or hybrid
     embedder: str = DEFAULT_EMBEDDER  # which embedding model dense and hybrid use
+    fusion: str = DEFAULT_FUSION  # how hybrid fuses (core.dense.FUSIONS)
 
     @property
     def params(self) -> SearchParams:
-        return SearchParams(self.analyzer, self.k1, self.b, self.k, self.mode)
+        mode = "bm25" if self.mode == AUTO else self.mode
+        return SearchParams(self.analyzer, self.k1, self.b, self.k, mode, self.fusion)
 
 
 @dataclass
@@ -220,12 +238,14 @@ class SearchWorker(QObject):
             self._embedders[spec] = load_embedder(spec)
         return self._embedders[spec]
 
-    def _mode(self, request: SearchRequest, lib: IndexReader) -> tuple[str, Embedder | None]:
-        """The mode the request can run in, and its embedder: BM25 until the build process has computed
-        the embeddings (never in the window's process)."""
-        if request.mode == "bm25" or not lib.has_dense(embedder_name(request.embedder)):
-            return "bm25", None
-        return request.mode, self._embedder(request.embedder)
+    def _mode(self, request: SearchRequest, lib: IndexReader) -> tuple[str, str, Embedder | None]:
+        """The mode the request runs in, why, and its embedder: BM25 until the build process has
+        computed the meaning index (never in the window's process)."""
+        mode, why = choose_mode(lib, AUTO if request.mode != "bm25" else "bm25", request.embedder)
+        if mode == "bm25":
+            return mode, why, None
+        mode = request.mode if request.mode != AUTO else mode
+        return mode, why if request.mode == AUTO else f"{mode} was asked for", self._embedder(request.embedder)
 
     @Slot(object)
     def set_library(self, library: IndexReader) -> None:
@@ -237,10 +257,11 @@ class SearchWorker(QObject):
             return
         lib = self.library
         try:
-            mode, embedder = self._mode(request, lib)
+            mode, why, embedder = self._mode(request, lib)
             result = lib.search(request.query, request.params, mode=mode, embedder=embedder)
-            if mode != request.mode and result.reason is None:
-                result.reason = f"embeddings are not computed yet: BM25 results shown instead of {request.mode}"
+            result.mode_reason = why
+            if request.mode not in (mode, AUTO) and result.reason is None:
+                result.reason = f"{why}: BM25 results shown instead of {request.mode}"
             highlights = {h.chunk_id: lib.highlight_spans(h.text, request.query, request.analyzer) for h in result.hits}
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
@@ -265,7 +286,7 @@ class SearchWorker(QObject):
             self.why_not_failed.emit("no index is open")
             return
         try:
-            mode, embedder = self._mode(request, self.library)
+            mode, _why, embedder = self._mode(request, self.library)
             why = why_not(self.library, request.query, path, replace(request.params, mode=mode), embedder)
         except (NotIndexed, IndexDamaged, DenseUnavailable) as exc:
             self.why_not_failed.emit(str(exc))

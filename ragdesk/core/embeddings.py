@@ -1,13 +1,18 @@
-"""Dense vectors of a segment's chunks: computed in batches, stored beside its arrays, reused.
+"""Dense vectors of a segment's chunks ("the meaning index"): computed in batches, stored beside the
+segment's arrays, resumed after a crash, reused on refresh.
 
 Each segment stores its own rows (`dense-<model>.npy`, float16, one row per chunk); a reader lays
-them out in its numbering (see IndexReader.dense_matrix).
+them out in its numbering (see IndexReader.dense_matrix). While a segment is being embedded its rows
+live in `dense-<model>.partial.npy` with a bit per chunk in `dense-<model>.done` saying which rows
+are written: each batch is flushed before its bits are, so a crash or a cancel loses at most the
+batch under way, and the next run continues where this one stopped.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,12 +25,20 @@ from .segment import ChunkTable, Segment
 if TYPE_CHECKING:
     from .reader import IndexReader
 
-BATCH = 2048  # chunks embedded per call
 ProgressFn = Callable[[int, int], None]  # chunks embedded, chunks to embed
+Cancelled = Callable[[], bool]
+
+
+class EmbeddingCancelled(Exception):
+    """Embedding stopped on request; the batches written so far are kept for the next run."""
 
 
 def stored_path(segment: Segment, name: str) -> Path:
     return segment.generation / f"dense-{name}.npy"
+
+
+def _partial_paths(segment: Segment, name: str) -> tuple[Path, Path]:
+    return segment.generation / f"dense-{name}.partial.npy", segment.generation / f"dense-{name}.done"
 
 
 def load_rows(segment: Segment, name: str) -> np.ndarray | None:
@@ -37,11 +50,27 @@ def load_rows(segment: Segment, name: str) -> np.ndarray | None:
     return matrix if matrix.shape[0] == segment.n_chunks else None
 
 
-def _reused_rows(segment: Segment, previous: ChunkTable, previous_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows copied from `previous` for the notes it holds unchanged (same path, same SHA-1, same
-    chunk count), and a mask of the chunks still to embed."""
-    rows = np.zeros((segment.n_chunks, previous_rows.shape[1]), np.float16)
-    todo = np.ones(segment.n_chunks, dtype=bool)
+def _load_done(path: Path, n: int) -> np.ndarray | None:
+    try:
+        bits = np.fromfile(path, dtype=np.uint8)
+    except OSError:
+        return None
+    return np.unpackbits(bits, count=n).astype(bool) if len(bits) == (n + 7) // 8 else None
+
+
+def embedded_count(segment: Segment, name: str) -> int:
+    """How many of the segment's chunks have their embedding written (all, once it is complete)."""
+    if stored_path(segment, name).is_file():
+        return segment.n_chunks
+    done = _load_done(_partial_paths(segment, name)[1], segment.n_chunks)
+    return int(done.sum()) if done is not None else 0
+
+
+def _reused_rows(
+    segment: Segment, previous: ChunkTable, previous_rows: np.ndarray, rows: np.ndarray, done: np.ndarray
+) -> None:
+    """Copy into `rows` the rows of the notes `previous` holds unchanged (same path, same SHA-1, same
+    chunk count), and mark them done."""
     prev_by_path = {p: i for i, p in enumerate(previous.note_paths)}
     for ni, p in enumerate(segment.note_paths):
         pi = prev_by_path.get(p)
@@ -50,46 +79,119 @@ def _reused_rows(segment: Segment, previous: ChunkTable, previous_rows: np.ndarr
         new, prev = segment.chunks_of_note(ni), previous.chunks_of_note(pi)
         if len(new) == len(prev):
             rows[new.start : new.stop] = previous_rows[prev.start : prev.stop]
-            todo[new.start : new.stop] = False
-    return rows, todo
+            done[new.start : new.stop] = True
 
 
-def embed_segment(
-    segment: Segment,
+@dataclass
+class Plan:
+    """One segment's embedding under way: its rows (a file when the cache is writable, else memory)
+    and which are written."""
+
+    segment: Segment
+    name: str
+    rows: np.ndarray | None  # None until the first batch tells the dimension (nothing to reuse)
+    done: np.ndarray
+    on_disk: bool
+
+    @property
+    def todo(self) -> np.ndarray:
+        return np.flatnonzero(~self.done)
+
+    def _create(self, dim: int) -> None:
+        path = _partial_paths(self.segment, self.name)[0]
+        try:
+            self.rows = store.preallocated_array(path, np.float16, (self.segment.n_chunks, dim))
+            self.on_disk = True
+        except OSError:  # a read-only cache still searches: the rows stay in memory, unstored
+            self.rows = np.zeros((self.segment.n_chunks, dim), np.float16)
+            self.on_disk = False
+
+    def write(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Store one batch: the rows first, then the bits that say they are there."""
+        if self.rows is None:
+            self._create(vectors.shape[1])
+        assert self.rows is not None
+        self.rows[ids] = vectors.astype(np.float16)
+        self.done[ids] = True
+        if self.on_disk:
+            try:
+                if isinstance(self.rows, np.memmap):
+                    self.rows.flush()
+                store.replace_atomically(_partial_paths(self.segment, self.name)[1], np.packbits(self.done).tobytes())
+            except OSError:
+                self.on_disk = False  # e.g. the disk filled up: finish in memory; the next run starts over
+
+    def finish(self) -> np.ndarray:
+        """The complete rows, stored under their final name when the cache is writable."""
+        partial, done_path = _partial_paths(self.segment, self.name)
+        if self.rows is None:  # a segment without chunks
+            self.rows = np.zeros((self.segment.n_chunks, 1), np.float16)
+        if self.on_disk and isinstance(self.rows, np.memmap):
+            self.rows.flush()
+            del self.rows
+            os.replace(partial, stored_path(self.segment, self.name))
+            done_path.unlink(missing_ok=True)
+            rows = load_rows(self.segment, self.name)
+            assert rows is not None
+            return rows
+        rows = self.rows
+        path = stored_path(self.segment, self.name)
+        tmp = store.tmp_name(path)
+        try:
+            store.save_array(tmp, rows)
+            os.replace(tmp, path)
+            partial.unlink(missing_ok=True)
+            done_path.unlink(missing_ok=True)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a read-only cache still searches, it just embeds again
+        return rows
+
+
+def plan_segment(
+    segment: Segment, name: str, previous: IndexReader | None = None, previous_rows: np.ndarray | None = None
+) -> Plan:
+    """What is left to embed of `segment`: the partial rows of an earlier run when there are some,
+    else the rows `previous` (the index this one refreshed) holds for unchanged notes."""
+    n = segment.n_chunks
+    partial, done_path = _partial_paths(segment, name)
+    done = _load_done(done_path, n)
+    if done is not None:
+        try:
+            rows = np.load(partial, mmap_mode="r+")
+            if rows.shape[0] == n:
+                return Plan(segment, name, rows, done, True)
+        except (OSError, ValueError):
+            pass
+    plan = Plan(segment, name, None, np.zeros(n, dtype=bool), False)
+    if previous is not None and previous_rows is not None and previous.settings == segment.settings and n:
+        plan._create(previous_rows.shape[1])
+        assert plan.rows is not None
+        _reused_rows(segment, previous, previous_rows, plan.rows, plan.done)
+        if plan.done.any():
+            plan.write(np.zeros(0, np.int64), np.zeros((0, previous_rows.shape[1]), np.float16))
+    return plan
+
+
+def embed_plans(
+    plans: list[Plan],
     embedder: Embedder,
-    batch: int = BATCH,
-    previous: IndexReader | None = None,
-    previous_rows: np.ndarray | None = None,
     progress: ProgressFn | None = None,
-) -> np.ndarray:
-    """The segment's embeddings: stored ones, else computed (only for chunks `previous` lacks),
-    stored and returned. A read-only cache still searches: the rows are returned unstored."""
-    stored = load_rows(segment, embedder.name)
-    if stored is not None:
-        return stored
-    rows: np.ndarray | None = None
-    todo = np.ones(segment.n_chunks, dtype=bool)
-    if previous is not None and previous_rows is not None and previous.settings == segment.settings:
-        rows, todo = _reused_rows(segment, previous, previous_rows)
-    ids = np.flatnonzero(todo)
-    parts = []
-    for start in range(0, len(ids), batch):
-        chunk_ids = ids[start : start + batch].tolist()  # only the chunks that need embedding are read
-        parts.append(embedder.embed(segment.chunk_texts(chunk_ids)).astype(np.float16))
-        if progress is not None:
-            progress(start + len(chunk_ids), len(ids))
-    fresh = np.concatenate(parts) if parts else None
-    if rows is None:
-        matrix = fresh if fresh is not None else np.zeros((0, 1), np.float16)
-    else:
-        if fresh is not None:
-            rows[ids] = fresh
-        matrix = rows
-    path = stored_path(segment, embedder.name)
-    tmp = store.tmp_name(path)
-    try:
-        store.save_array(tmp, matrix)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)  # a read-only cache still searches, it just embeds again
-    return matrix
+    cancelled: Cancelled | None = None,
+    batch: int | None = None,
+) -> list[np.ndarray]:
+    """Embed what each plan lacks, `batch` chunks at a time (the embedder's own size by default),
+    reporting chunks done of chunks to do over all plans; EmbeddingCancelled between batches."""
+    size = batch or embedder.batch
+    total = sum(len(p.todo) for p in plans)
+    done = 0
+    for plan in plans:
+        ids = plan.todo
+        for start in range(0, len(ids), size):
+            if cancelled is not None and cancelled():
+                raise EmbeddingCancelled
+            part = ids[start : start + size]
+            plan.write(part, embedder.embed(plan.segment.chunk_texts(part.tolist())))
+            done += len(part)
+            if progress is not None:
+                progress(done, total)
+    return [plan.finish() for plan in plans]

@@ -22,6 +22,7 @@ from typing import Any
 from .analyzers import ANALYZERS, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .build import BuildCancelled, build_index
+from .dense import DEFAULT_FUSION
 from .params import IndexSettings, SearchParams
 from .reader import IndexReader
 
@@ -199,12 +200,15 @@ def evaluate(
     cancelled: Callable[[], bool] | None = None,
     mode: str = "bm25",
     embedder: Any = None,
+    fusion: str = DEFAULT_FUSION,
 ) -> EvalReport:
     """Rank each question and record where the first correct chunk landed."""
     analyzer = analyzer or AnalyzerConfig()
     note_paths = set(lib.note_paths)
     config = {"mode": mode, "analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key}
-    params = SearchParams(analyzer, k1, b, depth, mode)  # validated once, before any question runs
+    if mode != "bm25":
+        config["fusion"] = fusion
+    params = SearchParams(analyzer, k1, b, depth, mode, fusion)  # validated once, before any question runs
     report = EvalReport(config)
     for i, q in enumerate(questions):
         if cancelled is not None and cancelled():

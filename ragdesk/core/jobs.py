@@ -14,12 +14,14 @@ import os
 import pickle
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .analyzers import AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
-from .dense import load_embedder
+from .dense import DenseUnavailable, Embedder, load_embedder
+from .embeddings import EmbeddingCancelled
 from .evaluate import Question, chunk_sweep, compare_analyzers, param_grid
 from .orphans import exit_with_parent
 from .params import IndexSettings
@@ -27,6 +29,7 @@ from .reader import IndexReader
 from .store import IndexDamaged, IndexMissing
 
 PROGRESS_INTERVAL_S = 0.05
+EMBED_NICENESS = 10  # the meaning index can take hours on a large folder: it yields the CPU to the window
 WAITING = "waiting for another ragdesk process to finish indexing this folder…"
 
 
@@ -60,16 +63,38 @@ class Progress:
 
 @dataclass(frozen=True)
 class EmbeddingProgress:
-    """Chunks embedded of the chunks to embed."""
+    """The meaning index under way: chunks embedded by this run of those it has to embed, in how many
+    seconds, and chunks with an embedding of all the index's chunks (earlier runs' batches count)."""
 
     done: int
     total: int
+    elapsed_s: float = 0.0
+    embedded: int = 0
+    chunks: int = 0
+
+    @property
+    def seconds_left(self) -> float | None:
+        """At this run's pace so far; None until a batch is done."""
+        return self.elapsed_s / self.done * (self.total - self.done) if self.done and self.elapsed_s > 0 else None
 
 
 @dataclass(frozen=True)
 class Done:
+    """The BM25 index is published. With `meaning_follows`, the process goes on to embed its chunks
+    (EmbeddingProgress, then MeaningIndexed, Cancelled or Failed)."""
+
     report: BuildReport
     damaged: str | None = None  # why the stored index was discarded, if it was
+    meaning_follows: bool = False
+
+
+@dataclass(frozen=True)
+class MeaningIndexed:
+    """Every chunk of the published index has its embedding from model `name`."""
+
+    name: str
+    embedded: int  # chunks embedded by this run (the rest were stored or reused)
+    elapsed_s: float
 
 
 @dataclass(frozen=True)
@@ -84,7 +109,7 @@ class Failed:
     error: Exception
 
 
-Message = Opened | Progress | EmbeddingProgress | Done | Cancelled | Failed
+Message = Opened | Progress | EmbeddingProgress | Done | MeaningIndexed | Cancelled | Failed
 
 
 @dataclass(frozen=True)
@@ -131,20 +156,19 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
 
     damaged = None
     try:
-        embedder = load_embedder(job.embedder) if job.embedder else None
         previous = None
-        previous_rows = None
         try:
             previous = IndexReader.open(job.folder, job.index_dir, verify=job.verify)
             if previous.settings == job.settings:
                 previous.warm(job.analyzer)
                 queue.put(Opened())
-            if embedder is not None:  # mapped now: publishing the refreshed index deletes the old generation
-                previous_rows = previous.stored_dense(embedder.name)
         except IndexMissing:
             pass
         except IndexDamaged as exc:
             damaged = str(exc)
+        embedder = _embedder(job.embedder)
+        # mapped now: publishing the refreshed index deletes the old generation
+        previous_rows = previous.stored_dense(embedder.name) if embedder and previous else None
         reader, report = build_index(
             job.folder,
             job.index_dir,
@@ -156,14 +180,12 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             warm=job.analyzer,
             waiting=lambda: queue.put(Progress(0, 0, 0, WAITING)),
         )
-        if embedder is not None:  # embeddings for dense and hybrid search, here rather than in the window's process
-            reader.dense_matrix(
-                embedder,
-                previous=previous,
-                previous_rows=previous_rows,
-                progress=lambda done, total: queue.put(EmbeddingProgress(done, total)),
-            )
-    except BuildCancelled:
+        queue.put(Done(report, damaged, meaning_follows=embedder is not None))
+        if embedder is not None:  # the meaning index, here rather than in the window's process
+            if job.parent_pid is not None:
+                os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
+            embed_index(reader, embedder, queue, cancel.is_set, previous, previous_rows)
+    except (BuildCancelled, EmbeddingCancelled):
         queue.put(Cancelled())
         if job.parent_pid is not None:
             _exit_now(queue)
@@ -172,7 +194,46 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         traceback.print_exc()
         queue.put(Failed(_picklable(exc)))
         return
-    queue.put(Done(report, damaged))
+
+
+def _embedder(spec: str | None) -> Embedder | None:
+    """The embedding model of `spec`, or None when none is asked for or it is not installed (the index
+    is then BM25-only; the window and the CLI say why)."""
+    if not spec:
+        return None
+    try:
+        return load_embedder(spec)
+    except DenseUnavailable:
+        return None
+
+
+def embed_index(
+    reader: IndexReader,
+    embedder: Embedder,
+    queue: Any,
+    cancelled: Callable[[], bool],
+    previous: IndexReader | None = None,
+    previous_rows: Any = None,
+) -> None:
+    """Compute `reader`'s missing embeddings, reporting EmbeddingProgress at most every
+    PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
+    embedded, chunks = reader.dense_progress(embedder.name)
+    t0 = time.monotonic()
+    last = 0.0
+    count = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last, count
+        count = done
+        now = time.monotonic()
+        if done == total or now - last >= PROGRESS_INTERVAL_S:
+            last = now
+            queue.put(EmbeddingProgress(done, total, now - t0, chunks - total, chunks))  # the rest was stored
+
+    if embedded < chunks:
+        queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
+    reader.dense_matrix(embedder, previous, previous_rows, progress=progress, cancelled=cancelled)
+    queue.put(MeaningIndexed(embedder.name, count, time.monotonic() - t0))
 
 
 def eval_job(job: EvalJob, queue: Any, cancel: Any) -> None:

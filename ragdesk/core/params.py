@@ -12,7 +12,7 @@ from typing import Any
 from .analyzers import AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1, check_params
 from .chunking import ChunkOptions
-from .dense import MODES
+from .dense import DEFAULT_FUSION, FUSIONS, MODES
 from .loader import LoadOptions
 
 DEFAULT_K = 10
@@ -47,9 +47,12 @@ class SearchParams:
     b: float = DEFAULT_B
     k: int = DEFAULT_K
     mode: str = "bm25"
+    fusion: str = DEFAULT_FUSION  # dense and hybrid: see core.dense.FUSIONS ("plain": RRF c = 60, ungrouped)
 
     def __post_init__(self) -> None:
         check_params(self.k1, self.b)
+        if self.fusion not in FUSIONS:
+            raise ValueError(f"unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
         if self.k < 1:
             raise ValueError(f"the number of results must be at least 1 (got {self.k})")
         if self.mode not in MODES:

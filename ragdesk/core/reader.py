@@ -14,7 +14,7 @@ import numpy as np
 from . import embeddings, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
-from .dense import Embedder, WordLlamaEmbedder
+from .dense import E5Embedder, Embedder
 from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, terms_of_rows
 from .layout import Layout
 from .loader import Skipped
@@ -240,9 +240,13 @@ class IndexReader(ChunkTable, Searching):
             self.term_index(cfg)
 
     # ---- embeddings (see core.embeddings) --------------------------------------------------
-    def has_dense(self, name: str = WordLlamaEmbedder.name) -> bool:  # name: see core.dense.embedder_name
-        """Whether this index already holds embeddings from the named backend."""
+    def has_dense(self, name: str = E5Embedder.name) -> bool:  # name: see core.dense.embedder_name
+        """Whether this index holds complete embeddings from the named backend (its meaning index)."""
         return all(embeddings.stored_path(seg, name).is_file() for seg in self.segments)
+
+    def dense_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
+        """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks."""
+        return sum(embeddings.embedded_count(seg, name) for seg in self.segments), self.n_chunks
 
     def stored_dense(self, name: str) -> np.ndarray | None:
         """This index's stored embeddings (memory-mapped), or None. The map stays valid on POSIX even
@@ -257,19 +261,26 @@ class IndexReader(ChunkTable, Searching):
     def dense_matrix(
         self,
         embedder: Embedder,
-        batch: int = embeddings.BATCH,
         previous: IndexReader | None = None,
         previous_rows: np.ndarray | None = None,
         progress: embeddings.ProgressFn | None = None,
+        cancelled: embeddings.Cancelled | None = None,
     ) -> np.ndarray:
         """The chunks' embeddings (float16, memory-mapped), computed and stored on first use, each
-        segment its own. With `previous` (the index this one refreshed) and its embeddings, the rows
-        of unchanged notes are copied, so only new and changed chunks are embedded again."""
+        segment its own, in batches that survive a crash (see core.embeddings). With `previous` (the
+        index this one refreshed) and its embeddings, the rows of unchanged notes are copied, so only
+        new and changed chunks are embedded again."""
         stored = self.stored_dense(embedder.name)
         if stored is not None:
             return stored
         if previous is not None and previous_rows is None:
             previous_rows = previous.stored_dense(embedder.name)
-        rows = [embeddings.embed_segment(s, embedder, batch, previous, previous_rows, progress) for s in self.segments]
-        self._dense[embedder.name] = self.layout.per_chunk(rows)
+        plans = []
+        rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
+        for seg, row in zip(self.segments, rows):
+            if row is None:
+                plans.append(embeddings.plan_segment(seg, embedder.name, previous, previous_rows))
+        filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
+        matrices = [row if row is not None else next(filled) for row in rows]
+        self._dense[embedder.name] = self.layout.per_chunk(matrices)
         return self._dense[embedder.name]

@@ -27,6 +27,7 @@ class Hit:
     fusion: Fusion | None = None  # dense and hybrid modes: how the rank came about
     span: tuple[int, int] = (0, 0)  # character span in the note's text
     page: int | None = None  # 1-based page of a PDF's chunk (where it starts); None for other notes
+    folded: tuple[int, ...] = ()  # grouped by note: the note's other chunks in the ranking, best first
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -55,6 +56,7 @@ class Hit:
             "end_line": self.end_line,
             "length": self.length,
             "text": self.text,
+            "folded_chunk_ids": list(self.folded),
         }
         if with_explain:
             d["explain"] = [r.to_json() for r in self.explain]
@@ -85,11 +87,13 @@ class SearchResult:
     terms: list[QueryTerm]
     reason: str | None = None
     mode: str = "bm25"
+    mode_reason: str = ""  # why this mode ran (auto: hybrid once the meaning index is complete)
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         return {
             "query": self.query,
             "mode": self.mode,
+            "mode_reason": self.mode_reason,
             "analyzer": self.analyzer,
             "k1": self.k1,
             "b": self.b,

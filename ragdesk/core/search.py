@@ -16,7 +16,7 @@ import numpy as np
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import Chunk
-from .dense import FUSION_DEPTH, DenseUnavailable, Embedder, Fusion, dense_top_k, rrf_fuse
+from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, dense_top_k, rrf_fuse
 from .explain import TermRow, term_rows
 from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
 from .params import SearchParams
@@ -89,8 +89,13 @@ class Searching:
         depth = p.k if p.mode == "bm25" else max(p.k, FUSION_DEPTH)
         docs, scores = search_top_k(query_refs(parts), self.n_chunks, p.k1, p.b, depth)
         ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
+        folded: dict[int, tuple[int, ...]] = {}
         if p.mode != "bm25" and embedder is not None:
-            ranked = self._dense_ranking(query, embedder, list(zip(docs.tolist(), scores.tolist())), p.mode, p.k)
+            fusion = FUSIONS[p.fusion]
+            bm25 = list(zip(docs.tolist(), scores.tolist()))
+            ranked = self._dense_ranking(query, embedder, bm25, p.mode, p.k, fusion)
+            if fusion.group_notes:
+                ranked, folded = self._group_by_note(ranked)
             if p.mode == "dense":
                 reason = None if ranked else "the query has no searchable words"
         top = ranked[: p.k]
@@ -115,6 +120,7 @@ class Searching:
                     fusion,
                     span,
                     c.page,
+                    folded.get(doc, ()),
                 )
             )
         took = (time.perf_counter() - t0) * 1000
@@ -131,21 +137,46 @@ class Searching:
             hit[np.asarray(docs)] = True
         return int(hit.sum())
 
+    def _group_by_note(
+        self, ranked: list[tuple[int, float, Fusion | None]]
+    ) -> tuple[list[tuple[int, float, Fusion | None]], dict[int, tuple[int, ...]]]:
+        """Each note once, at its best chunk's place; its other chunks in the list folded beneath it
+        (so the top five are five notes)."""
+        first: dict[int, int] = {}  # note -> its best chunk
+        folded: dict[int, list[int]] = {}
+        kept = []
+        for item in ranked:
+            note = int(self.chunk_note[item[0]])
+            if note in first:
+                folded[first[note]].append(item[0])
+                continue
+            first[note] = item[0]
+            folded[item[0]] = []
+            kept.append(item)
+        return kept, {doc: tuple(rest) for doc, rest in folded.items() if rest}
+
     def _dense_ranking(
-        self, query: str, embedder: Embedder, bm25: list[tuple[int, float]], mode: str, k: int
+        self,
+        query: str,
+        embedder: Embedder,
+        bm25: list[tuple[int, float]],
+        mode: str,
+        k: int,
+        fusion: FusionConfig,
     ) -> list[tuple[int, float, Fusion | None]]:
         """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
         if not query.strip():
             return []
         matrix = self.dense_matrix(embedder)
-        ids, cosines = dense_top_k(matrix, embedder.embed([query])[0], max(k, FUSION_DEPTH))
+        ids, cosines = dense_top_k(matrix, embedder.embed_query(query), max(k, FUSION_DEPTH))
         dense = list(zip(ids.tolist(), cosines.tolist()))
         if mode == "dense":
             bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
             return [
                 (doc, cos, Fusion(*bm25_rank.get(doc, (None, None)), i + 1, cos)) for i, (doc, cos) in enumerate(dense)
             ]
-        return [(doc, f.score, f) for doc, f in rrf_fuse(bm25, dense, max(k, FUSION_DEPTH))]
+        fused = rrf_fuse(bm25, dense, 2 * max(k, FUSION_DEPTH), fusion.c, fusion.dense_weight)
+        return [(doc, f.score, f) for doc, f in fused]
 
     def rank_of(
         self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B

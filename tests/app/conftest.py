@@ -40,7 +40,9 @@ def make_window(qtbot, tmp_path: Path) -> Iterator:  # type: ignore[no-untyped-d
     windows: list[MainWindow] = []
 
     def make() -> MainWindow:
-        w = MainWindow(AppSettings(str(tmp_path / "settings.ini")), str(tmp_path / "index"))
+        settings = AppSettings(str(tmp_path / "settings.ini"))
+        settings.set("dense/meaning_index", False)  # the tests that want one turn it on
+        w = MainWindow(settings, str(tmp_path / "index"))
         qtbot.addWidget(w)
         w.show()
         windows.append(w)

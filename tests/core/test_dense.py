@@ -10,7 +10,7 @@ import pytest
 
 from ragdesk.core import build as build_mod
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import Fusion, dense_top_k, rrf_fuse
+from ragdesk.core.dense import FUSIONS, Fusion, dense_top_k, rrf_fuse
 from ragdesk.core.reader import IndexReader
 
 from ..conftest import write_notes
@@ -46,6 +46,10 @@ class HashEmbedder:
     """A deterministic stand-in: bag of hashed words, normalized (no model needed)."""
 
     name = "hash-test"
+    batch = 64
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), 64), np.float32)
@@ -72,10 +76,14 @@ def test_hybrid_and_dense_modes_explain_their_ranks(tmp_path: Path) -> None:
     top = dense.hits[0]
     assert top.fusion is not None and top.fusion.dense_rank == 1 and top.fusion.bm25_rank == 1
     assert top.score == pytest.approx(top.fusion.cosine)
-    hybrid = lib.search("dogs bark", mode="hybrid", embedder=emb)
+    hybrid = lib.search("dogs bark", mode="hybrid", embedder=emb, fusion="plain")
     h = hybrid.hits[0]
     assert h.path == "b.md" and h.score == pytest.approx(2 / 61)
     assert h.to_json()["fusion"]["rrf_bm25"] == pytest.approx(1 / 61)
+    tuned = lib.search("dogs bark", mode="hybrid", embedder=emb).hits[0]  # the default: c and weight tuned
+    c, w = FUSIONS["tuned"].c, FUSIONS["tuned"].dense_weight
+    assert tuned.path == "b.md" and tuned.score == pytest.approx(1 / (c + 1) + w / (c + 1))
+    assert tuned.fusion.describe().endswith(f"= {tuned.score:.4f}") and f"/({c}+1)" in tuned.fusion.describe()
     assert sum(r.contribution for r in h.explain) > 0  # the BM25 breakdown stays available beneath
     assert (lib.generation / "dense-hash-test.npy").is_file()  # stored beside the BM25 index
     with pytest.raises(RuntimeError, match="embedding backend"):
@@ -86,7 +94,7 @@ def test_wordllama_backend_offline(tmp_path: Path) -> None:
     pytest.importorskip("wordllama")
     from ragdesk.core.dense import load_embedder
 
-    emb = load_embedder()
+    emb = load_embedder("wordllama")
     v = emb.embed(["revert a commit that was already pushed", "sourdough starter feeding", "undo a pushed commit"])
     assert v.shape == (3, 256) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-4)
     assert v[2] @ v[0] > v[2] @ v[1] + 0.3

