@@ -258,6 +258,12 @@ def _embedder(args: argparse.Namespace, lib: Any) -> Any:
 
     asked = args.mode
     args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
+    if (
+        asked == AUTO
+        and args.mode == "bm25"
+        and _catch_up(lib, args.embedder, *getattr(args, "previous", (None, None)))
+    ):
+        args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
     if args.mode == "bm25" and asked in ("bm25", AUTO):
         return None
     try:
@@ -266,26 +272,58 @@ def _embedder(args: argparse.Namespace, lib: Any) -> Any:
         raise CliError(str(exc)) from exc
 
 
+CATCH_UP_MAX = 64  # chunks: a refresh's few new ones are embedded before an auto search (seconds)
+
+
+def _catch_up(lib: Any, spec: str, previous: Any = None, previous_rows: Any = None) -> bool:
+    """Embed the few chunks a refresh added to a folder whose meaning index was complete (the rest are
+    stored or copied from `previous`), so an edit does not turn auto back to BM25 until the next
+    `ragdesk index`. True when the meaning index is complete afterwards."""
+    from .core import embeddings
+    from .core.dense import DenseUnavailable, embedder_name, load_embedder
+
+    name = embedder_name(spec)
+    if lib.has_dense(name):
+        return True
+    if previous_rows is None and lib.dense_progress(name)[0] == 0:
+        return False  # never embedded: that is `ragdesk index`'s work (minutes to hours), not a search's
+    missing = [s for s in lib.segments if embeddings.load_rows(s, name) is None]
+    plans = [embeddings.plan_segment(s, name, previous, previous_rows) for s in missing]
+    if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
+        return False
+    try:
+        lib.dense_matrix(load_embedder(spec), previous, previous_rows)
+    except (DenseUnavailable, OSError):
+        return False
+    return lib.has_dense(name)
+
+
 def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
     """Open the folder's index, building or refreshing it as needed (with the indexes of the
     analyzer that `args` ask for, derived in the build's worker processes)."""
     from .core.build import build_index
+    from .core.dense import AUTO, embedder_name
     from .core.reader import IndexReader
-    from .core.store import IndexDamaged
+    from .core.store import IndexDamaged, IndexMissing
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise CliError(f"notes folder not found: {args.folder}")
     settings = _settings(args)
-    if not refresh:
-        try:
-            lib = IndexReader.open(folder, args.index_dir)
-            if lib.settings == settings:
-                return lib
-        except IndexDamaged:
-            pass
+    previous = None
     try:
-        lib, _ = build_index(folder, args.index_dir, settings, warm=_analyzer(args), waiting=_say_waiting)
+        previous = IndexReader.open(folder, args.index_dir)
+        if not refresh and previous.settings == settings:
+            return previous
+    except (IndexDamaged, IndexMissing):
+        pass
+    if previous is not None and getattr(args, "mode", None) == AUTO:  # its meaning rows, mapped before the
+        name = embedder_name(args.embedder)  # refresh removes its generation (see _catch_up)
+        args.previous = (previous, previous.stored_dense(name)) if previous.has_dense(name) else (None, None)
+    try:
+        lib, _ = build_index(
+            folder, args.index_dir, settings, warm=_analyzer(args), waiting=_say_waiting, previous=previous
+        )
     except OSError as exc:
         if not _is_storage_error(exc):
             raise

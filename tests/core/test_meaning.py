@@ -159,6 +159,11 @@ def test_auto_mode_is_hybrid_once_the_meaning_index_is_complete(tmp_path: Path, 
     assert main(["search", str(folder), question, "--index-dir", idx, "--json"]) == 0
     after = json.loads(capsys.readouterr().out)
     assert (after["mode"], after["mode_reason"]) == ("hybrid", "hybrid: the meaning index (e5-small-q4) is complete")
+    # An edit adds a chunk: the next auto search embeds it first (a few chunks: seconds) and stays hybrid.
+    (folder / "en/dogs.md").write_text("# Dogs\n\nWalk the dog twice a day.", encoding="utf-8")
+    assert main(["search", str(folder), "how often should a puppy go outside", "--index-dir", idx, "--json"]) == 0
+    edited = json.loads(capsys.readouterr().out)
+    assert (edited["mode"], edited["hits"][0]["path"]) == ("hybrid", "en/dogs.md")
     velo = next(h for h in after["hits"] if h["path"] == "fr/velo.md")
     assert velo["fusion"]["dense_rank"] == 1 and velo["fusion"]["rrf_c"] == 10  # the tuned fusion
     assert velo["rank"] < next(h["rank"] for h in before["hits"] if h["path"] == "fr/velo.md")
