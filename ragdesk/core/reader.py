@@ -69,6 +69,7 @@ class IndexReader(ChunkTable, Searching):
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
         self._dense: dict[str, np.ndarray] = {}  # embeddings laid out in the merged numbering, once
+        self._dense32: dict[str, np.ndarray] = {}  # the same as float32, for searching (see search_matrix)
         self._path_index: dict[str, int] | None = None  # note path -> note index, built on first use
 
     def _sources(self) -> tuple[list[int], list[int]]:
@@ -257,6 +258,13 @@ class IndexReader(ChunkTable, Searching):
                 return None
             self._dense[name] = self.layout.per_chunk([r for r in rows if r is not None])
         return self._dense[name]
+
+    def search_matrix(self, embedder: Embedder) -> np.ndarray:
+        """The embeddings as float32, kept in memory once per model: numpy multiplies float16 without
+        BLAS, 20x slower (16 ms against 0.7 ms for 8,449 x 384 here); storage stays float16."""
+        if embedder.name not in self._dense32:
+            self._dense32[embedder.name] = np.asarray(self.dense_matrix(embedder), dtype=np.float32)
+        return self._dense32[embedder.name]
 
     def dense_matrix(
         self,

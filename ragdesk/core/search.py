@@ -37,7 +37,7 @@ class Searching:
     def chunk(self, chunk_id: int) -> Chunk:
         raise NotImplementedError
 
-    def dense_matrix(self, embedder: Embedder) -> np.ndarray:
+    def search_matrix(self, embedder: Embedder) -> np.ndarray:
         raise NotImplementedError
 
     @property
@@ -167,7 +167,7 @@ class Searching:
         """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
         if not query.strip():
             return []
-        matrix = self.dense_matrix(embedder)
+        matrix = self.search_matrix(embedder)
         ids, cosines = dense_top_k(matrix, embedder.embed_query(query), max(k, FUSION_DEPTH))
         dense = list(zip(ids.tolist(), cosines.tolist()))
         if mode == "dense":
