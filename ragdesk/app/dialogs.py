@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..core.chunking import CHUNKERS, ChunkOptions
+from ..core.dense import DEFAULT_EMBEDDER
 from ..core.loader import LoadOptions
 from ..core.params import IndexSettings
 from ..core.prompt import DEFAULT_INSTRUCTIONS
@@ -33,7 +34,12 @@ class SettingsDialog(QDialog):
     """Index settings (note types, ignore patterns, size limit, chunking) and the editor command."""
 
     def __init__(
-        self, settings: IndexSettings, editor_command: str, embedder: str = "wordllama", parent: QWidget | None = None
+        self,
+        settings: IndexSettings,
+        editor_command: str,
+        embedder: str = DEFAULT_EMBEDDER,
+        parent: QWidget | None = None,
+        meaning_index: bool = True,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -97,8 +103,12 @@ class SettingsDialog(QDialog):
         form.addRow("Editor command", self.editor)
         self.embedder = QLineEdit(embedder)
         self.embedder.setObjectName("embedderEdit")
-        self.embedder.setPlaceholderText("wordllama, or model2vec:/path/to/local/model (never downloaded)")
+        self.embedder.setPlaceholderText("e5 (multilingual), wordllama (English) or model2vec:/path, never downloaded")
         form.addRow("Embedding model", self.embedder)
+        self.meaning_index = QCheckBox("Compute the meaning index after each build (for auto and hybrid search)")
+        self.meaning_index.setObjectName("meaningIndexCheck")
+        self.meaning_index.setChecked(meaning_index)
+        form.addRow("", self.meaning_index)
         self.error = QLabel("")
         self.error.setStyleSheet("color: #b00020")
         form.addRow(self.error)

@@ -517,19 +517,24 @@ class MainWindow(QMainWindow):
         return dialog
 
     def edit_settings(self) -> None:
-        dialog = SettingsDialog(
-            self.settings.index_settings(), self.settings.editor_command, self.settings.embedder, self
-        )
+        s = self.settings
+        dialog = SettingsDialog(s.index_settings(), s.editor_command, s.embedder, self, s.meaning_index)
         if dialog.exec() and dialog.result_settings is not None:
-            self.settings.set("editor/command", dialog.editor.text().strip())
-            self.settings.set("dense/embedder", dialog.embedder.text().strip())
-            self.apply_index_settings(dialog.result_settings)
+            s.set("editor/command", dialog.editor.text().strip())
+            s.set("dense/embedder", dialog.embedder.text().strip())
+            wanted = dialog.meaning_index.isChecked() and not s.meaning_index
+            s.set("dense/meaning_index", dialog.meaning_index.isChecked())
+            changed = self.apply_index_settings(dialog.result_settings)
+            if wanted and not changed:
+                self.refresh()  # the build process computes what the meaning index lacks
 
-    def apply_index_settings(self, new: IndexSettings) -> None:
+    def apply_index_settings(self, new: IndexSettings) -> bool:
+        """Store new index settings; rebuild when they changed (returns whether they did)."""
         changed = new != self.settings.index_settings()
         self.settings.set_index_settings(new)
         if changed:
             self.refresh()
+        return changed
 
     def show_evaluation(self) -> EvaluateDialog | None:
         """Open the Evaluate dialog on the current index (non-modal, so searching goes on)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QTableView
+from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QPushButton, QTableView
 
 from ragdesk.app.models import BreakdownModel, ResultsModel
 from ragdesk.app.search_bar import PLAIN_HYBRID
@@ -235,6 +235,22 @@ def test_chunking_settings_round_trip_through_dialog_and_storage(tmp_path: Path,
     store.set_index_settings(dialog.result_settings)
     again = AppSettings(str(tmp_path / "settings.ini")).index_settings().chunk
     assert (again.min_fill, again.context) == (0.5, False)
+
+
+def test_meaning_index_setting_defaults_on_and_follows_the_environment(tmp_path: Path, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.app.dialogs import SettingsDialog
+    from ragdesk.app.settings import AppSettings
+
+    store = AppSettings(str(tmp_path / "settings.ini"))
+    monkeypatch.delenv("RAGDESK_MEANING_INDEX", raising=False)
+    assert store.meaning_index is True  # on by default: meaning search out of the box
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "off")
+    assert store.meaning_index is False
+    store.set("dense/meaning_index", True)  # the user's choice wins over the environment
+    assert store.meaning_index is True
+    dialog = SettingsDialog(store.index_settings(), "", "e5", None, meaning_index=False)
+    qtbot.addWidget(dialog)
+    assert not dialog.findChild(QCheckBox, "meaningIndexCheck").isChecked()
 
 
 def test_results_model_passes_modeltester(window: MainWindow, qtbot, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
