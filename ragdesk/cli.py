@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -133,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-dense",
         action="store_true",
-        help=f"build the BM25 index only, not the meaning index (also: {MEANING_ENV}=off)",
+        help="build the BM25 index only, not the meaning index (also: RAGDESK_MEANING_INDEX=off)",
     )
     _add_embedder_option(p)
     p.add_argument(
@@ -405,18 +404,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-MEANING_ENV = "RAGDESK_MEANING_INDEX"  # "off": builds skip the meaning index unless asked (scripts, CI)
-
-
 def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Compute what the index lacks of its meaning index (unless --no-dense), resumably: an
     interrupted run keeps its finished batches. Returns what the JSON reports."""
-    from .core.dense import DenseUnavailable, embedder_name, load_embedder
+    from .core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
     from .core.embeddings import EmbeddingCancelled
 
     name = embedder_name(args.embedder)
     state: dict[str, Any] = {"model": name, "complete": False, "embedded_now": 0, "seconds": 0.0, "reason": None}
-    if args.no_dense or os.environ.get(MEANING_ENV, "").lower() in ("off", "0", "no"):
+    if args.no_dense or not meaning_index_default():
         state["reason"] = "skipped: --no-dense" if args.no_dense else f"skipped: {MEANING_ENV}=off"
     else:
         try:

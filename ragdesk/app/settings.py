@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from PySide6.QtCore import QSettings
@@ -10,7 +9,7 @@ from PySide6.QtCore import QSettings
 from ..core.analyzers import DEFAULT_ANALYZER, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.chunking import ChunkOptions
-from ..core.dense import DEFAULT_EMBEDDER
+from ..core.dense import DEFAULT_EMBEDDER, meaning_index_default
 from ..core.loader import DEFAULT_EXTENSIONS, DEFAULT_MAX_BYTES, LoadOptions
 from ..core.params import IndexSettings
 from ..core.prompt import DEFAULT_INSTRUCTIONS
@@ -141,8 +140,7 @@ class AppSettings:
     def meaning_index(self) -> bool:
         """Whether builds go on to compute the meaning index (embeddings) for auto/hybrid search (on
         unless turned off here, or by RAGDESK_MEANING_INDEX=off as for the CLI)."""
-        default = os.environ.get("RAGDESK_MEANING_INDEX", "").lower() not in ("off", "0", "no")
-        return self.get("dense/meaning_index", default, bool)
+        return self.get("dense/meaning_index", meaning_index_default(), bool)
 
     @property
     def editor_command(self) -> str:

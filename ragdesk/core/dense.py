@@ -10,6 +10,7 @@ beside the BM25 index in the same generation.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import resources
@@ -42,6 +43,14 @@ FUSIONS = {
     "plain": FusionConfig(c=RRF_C, dense_weight=1.0, group_notes=False),
 }
 DEFAULT_FUSION = "tuned"
+
+
+MEANING_ENV = "RAGDESK_MEANING_INDEX"  # "off": builds skip the meaning index unless asked (scripts, CI)
+
+
+def meaning_index_default() -> bool:
+    """Whether builds compute the meaning index when nothing else says: yes, unless MEANING_ENV is off."""
+    return os.environ.get(MEANING_ENV, "").lower() not in ("off", "0", "no")
 
 
 class DenseUnavailable(RuntimeError):
