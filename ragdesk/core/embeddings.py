@@ -66,17 +66,39 @@ def embedded_count(segment: Segment, name: str) -> int:
     return int(done.sum()) if done is not None else 0
 
 
+def embedded_rows(segment: Segment, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The segment's rows from model `name` (memory-mapped) and which are written: all of a complete
+    one, the written ones of a partial one; None when it has none."""
+    rows = load_rows(segment, name)
+    if rows is not None:
+        return rows, np.ones(segment.n_chunks, dtype=bool)
+    partial, done_path = _partial_paths(segment, name)
+    done = _load_done(done_path, segment.n_chunks)
+    try:
+        rows = np.load(partial, mmap_mode="r") if done is not None else None
+    except (OSError, ValueError):
+        return None
+    return (rows, done) if rows is not None and done is not None and rows.shape[0] == segment.n_chunks else None
+
+
 def _reused_rows(
-    segment: Segment, previous: ChunkTable, previous_rows: np.ndarray, rows: np.ndarray, done: np.ndarray
+    segment: Segment,
+    previous: ChunkTable,
+    previous_rows: np.ndarray,
+    rows: np.ndarray,
+    done: np.ndarray,
+    previous_done: np.ndarray | None = None,
 ) -> None:
     """Copy into `rows` the rows of the notes `previous` holds unchanged (same path, same SHA-1, same
-    chunk count), and mark them done."""
+    chunk count) and has embedded (all of them, or those `previous_done` marks), and mark them done."""
     prev_by_path = {p: i for i, p in enumerate(previous.note_paths)}
     for ni, p in enumerate(segment.note_paths):
         pi = prev_by_path.get(p)
         if pi is None or previous.notes[pi].sha1 != segment.notes[ni].sha1:
             continue
         new, prev = segment.chunks_of_note(ni), previous.chunks_of_note(pi)
+        if previous_done is not None and not previous_done[prev.start : prev.stop].all():
+            continue  # not embedded yet when the previous run stopped
         if len(new) == len(prev):
             rows[new.start : new.stop] = previous_rows[prev.start : prev.stop]
             done[new.start : new.stop] = True
@@ -148,10 +170,15 @@ class Plan:
 
 
 def plan_segment(
-    segment: Segment, name: str, previous: IndexReader | None = None, previous_rows: np.ndarray | None = None
+    segment: Segment,
+    name: str,
+    previous: IndexReader | None = None,
+    previous_rows: np.ndarray | None = None,
+    previous_done: np.ndarray | None = None,
 ) -> Plan:
     """What is left to embed of `segment`: the partial rows of an earlier run when there are some,
-    else the rows `previous` (the index this one refreshed) holds for unchanged notes."""
+    else the rows `previous` (the index this one refreshed) holds for unchanged notes (only those
+    `previous_done` marks, when its meaning index was not complete)."""
     n = segment.n_chunks
     partial, done_path = _partial_paths(segment, name)
     done = _load_done(done_path, n)
@@ -166,7 +193,7 @@ def plan_segment(
     if previous is not None and previous_rows is not None and previous.settings == segment.settings and n:
         plan._create(previous_rows.shape[1])
         assert plan.rows is not None
-        _reused_rows(segment, previous, previous_rows, plan.rows, plan.done)
+        _reused_rows(segment, previous, previous_rows, plan.rows, plan.done, previous_done)
         if plan.done.any():
             plan.write(np.zeros(0, np.int64), np.zeros((0, previous_rows.shape[1]), np.float16))
     return plan

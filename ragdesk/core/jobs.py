@@ -167,8 +167,9 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         except IndexDamaged as exc:
             damaged = str(exc)
         embedder = _embedder(job.embedder)
-        # mapped now: publishing the refreshed index deletes the old generation
-        previous_rows = previous.stored_dense(embedder.name) if embedder and previous else None
+        # mapped now (a complete meaning index, or the batches of an unfinished one): publishing the
+        # refreshed index deletes the old generation
+        kept = previous.embedded_rows(embedder.name) if embedder and previous else None
         reader, report = build_index(
             job.folder,
             job.index_dir,
@@ -184,7 +185,7 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         if embedder is not None:  # the meaning index, here rather than in the window's process
             if job.parent_pid is not None:
                 os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
-            embed_index(reader, embedder, queue, cancel.is_set, previous, previous_rows)
+            embed_index(reader, embedder, queue, cancel.is_set, previous, kept)
     except (BuildCancelled, EmbeddingCancelled):
         queue.put(Cancelled())
         if job.parent_pid is not None:
@@ -213,10 +214,11 @@ def embed_index(
     queue: Any,
     cancelled: Callable[[], bool],
     previous: IndexReader | None = None,
-    previous_rows: Any = None,
+    kept: tuple[Any, Any] | None = None,
 ) -> None:
-    """Compute `reader`'s missing embeddings, reporting EmbeddingProgress at most every
-    PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
+    """Compute `reader`'s missing embeddings (copying the rows `kept` from `previous` holds for
+    unchanged notes), reporting EmbeddingProgress at most every PROGRESS_INTERVAL_S and
+    MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
     embedded, chunks = reader.dense_progress(embedder.name)
     t0 = time.monotonic()
     last = 0.0
@@ -232,7 +234,8 @@ def embed_index(
 
     if embedded < chunks:
         queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
-    reader.dense_matrix(embedder, previous, previous_rows, progress=progress, cancelled=cancelled)
+    rows, done = kept if kept is not None else (None, None)
+    reader.dense_matrix(embedder, previous, rows, progress=progress, cancelled=cancelled, previous_done=done)
     queue.put(MeaningIndexed(embedder.name, count, time.monotonic() - t0))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ragdesk.cli import main
+from ragdesk.core import build as build_mod
 from ragdesk.core import embeddings
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import AUTO, E5Embedder, choose_mode, load_embedder
@@ -107,6 +108,26 @@ def test_the_meaning_index_resumes_after_a_crash(tmp_path: Path, e5: E5Embedder)
     assert resumed.embedded == again.chunk_texts()[8:] and again.has_dense(e5.name)
     assert np.allclose(rows.astype(np.float32), e5.embed(again.chunk_texts()), atol=2e-3)  # float16 rows
     assert not list(lib.generation.glob("*.partial.npy")) and not list(lib.generation.glob("*.done"))
+
+
+def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkeypatch, e5: E5Embedder) -> None:  # type: ignore[no-untyped-def]
+    """Edits that force a full rebuild (a new segment) while the meaning index is half done: the batches
+    written for unchanged notes are copied, not embedded again."""
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # every refresh merges into a new full build
+    folder = write_notes(tmp_path / "n", _notes(12))
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7 embedded, then the app was closed
+    rows, done = lib.embedded_rows(e5.name)
+    assert done.tolist() == [True] * 8 + [False] * 4
+    (folder / "n01.md").write_text("# Note 1\n\nrewritten entirely", encoding="utf-8")
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    assert new.generation != lib.generation and len(new.segments) == 1
+    counting = Crashing(e5, after=99)
+    new.dense_matrix(counting, lib, rows, previous_done=done)
+    texts = new.chunk_texts()
+    assert sorted(counting.embedded) == sorted([texts[1], *texts[8:]])  # the edited note and the four left
+    assert new.has_dense(e5.name)
 
 
 def test_a_cancelled_meaning_index_keeps_its_batches(tmp_path: Path, e5: E5Embedder) -> None:
