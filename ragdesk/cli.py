@@ -497,6 +497,8 @@ def _print_hits(result: Any, explain: bool) -> None:
         f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, mode = {result.mode}, analyzer = {result.analyzer}, "
         f"k1 = {result.k1:g}, b = {result.b:g}, {result.took_ms:.1f} ms"
     )
+    if result.mode_reason:
+        print(f"mode: {result.mode_reason}")
 
 
 def cmd_search(args: argparse.Namespace) -> int:
