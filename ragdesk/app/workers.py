@@ -71,10 +71,13 @@ def run_in_child(
     cancel: threading.Event,
     handle: Callable[[Any], bool],
     name: str,
+    killable: Callable[[], bool] = lambda: False,
 ) -> BuildProcessDied | None:
     """Run `target(job, queue, cancel_event)` in a spawned process and pass each message it queues to
     `handle` (on this thread) until `handle` says it was the last. `cancel` (set from any thread) is
-    forwarded to the child. Returns the error when the child died without a last message."""
+    forwarded to the child; when `killable()` says the child's work may be cut anywhere, the child is
+    killed at once instead and `handle` gets Cancelled. Returns the error when the child died without
+    a last message."""
     ctx = get_context("spawn")
     queue = ctx.Queue()
     child_cancel = ctx.Event()
@@ -84,6 +87,11 @@ def run_in_child(
         while True:
             if cancel.is_set():
                 child_cancel.set()
+                if killable():
+                    proc.kill()
+                    proc.join()
+                    handle(Cancelled())
+                    return None
             try:
                 msg = queue.get(timeout=0.05)
             except Empty:
@@ -123,6 +131,7 @@ class BuildWorker(QObject):
     def __init__(self) -> None:
         super().__init__()
         self._cancel = threading.Event()
+        self._embedding = False  # the build process is computing the meaning index
 
     def cancel(self) -> None:
         """Thread-safe: asks the running (or next queued) build to stop at its next check."""
@@ -143,7 +152,12 @@ class BuildWorker(QObject):
             request.verify,
             parent_pid=os.getpid(),
         )
-        died = run_in_child(build_job, job, self._cancel, lambda msg: self._relay(request, msg), "indexing")
+        self._embedding = False
+        # While it embeds, the build process is killed on Cancel rather than asked: a batch takes seconds
+        # and is the most a kill can lose (its rows are flushed before the bits that say they are written).
+        died = run_in_child(
+            build_job, job, self._cancel, lambda msg: self._relay(request, msg), "indexing", lambda: self._embedding
+        )
         if died is not None:
             self.build_failed.emit(died)
 
@@ -161,6 +175,7 @@ class BuildWorker(QObject):
             reader = self._open(request)
             if reader is not None:
                 self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged, msg.meaning_follows))
+            self._embedding = msg.meaning_follows
             return reader is None or not msg.meaning_follows
         if isinstance(msg, MeaningIndexed):
             self.meaning_indexed.emit(msg)

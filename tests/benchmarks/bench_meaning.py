@@ -75,7 +75,15 @@ def main() -> int:
         clock, total = QElapsedTimer(), QElapsedTimer()
         ticker = QTimer()
         ticker.setInterval(2)
-        ticker.timeout.connect(lambda: gaps.append(clock.restart()) if "embedding" in t else clock.restart())
+        when: list[float] = []
+
+        def tick() -> None:
+            gap = clock.restart()
+            if "embedding" in t:
+                gaps.append(gap)
+                when.append(total.elapsed() / 1000)
+
+        ticker.timeout.connect(tick)
         edited: list[str] = []
 
         def edit() -> None:
@@ -104,7 +112,7 @@ def main() -> int:
             if edited and "edit_shown" not in t and any(h.path == edited[0] for h in hits):
                 t["edit_shown"] = total.elapsed() / 1000 - t["edit"]
                 window.search_field.setText("jak synchronizovat poznámky mezi zařízeními")
-            if getattr(result, "mode", "") == "hybrid" and hits:
+            if getattr(result, "mode", "") == "hybrid" and hits and "edit_shown" in t:
                 t["hybrid"] = total.elapsed() / 1000
                 ticker.stop()
                 app.quit()
@@ -124,6 +132,7 @@ def main() -> int:
         app.exec()
         window.close()
     stop.set()
+    worst = sorted(zip(gaps, when), reverse=True)[:3]
     g = sorted(gaps)
     embed_s = t["hybrid"] - t["embedding"]
     print(f"folder: {args.folder} ({counts['chunks']} chunks)")
@@ -140,6 +149,8 @@ def main() -> int:
         f"event loop while embedding: {len(g)} ticks, median {g[len(g) // 2]:.0f} ms, "
         f"p99 {g[int(len(g) * 0.99)]:.0f} ms, longest stall {g[-1]:.0f} ms (goal <= 50 ms)"
     )
+    events = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(t.items(), key=lambda kv: kv[1]))
+    print("  the longest three end at " + ", ".join(f"{at:.2f} s ({gap:.0f} ms)" for gap, at in worst) + f"; {events}")
     print(f"peak resident memory of the build process tree: {memory.get('peak_mb', 0):.0f} MB")
     return 0
 
