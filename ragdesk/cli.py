@@ -352,18 +352,23 @@ def _storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:
 def cmd_index(args: argparse.Namespace) -> int:
     from .core.analyzers import AnalyzerConfig
     from .core.build import build_index
+    from .core.dense import embedder_name
     from .core.reader import IndexReader
-    from .core.store import IndexDamaged
+    from .core.store import IndexDamaged, IndexMissing
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise CliError(f"notes folder not found: {args.folder}")
     damaged = None
-    if args.verify:
-        try:
-            IndexReader.open(folder, args.index_dir, verify=True)
-        except IndexDamaged as exc:
-            damaged = str(exc)
+    previous, kept = None, None
+    try:
+        previous = IndexReader.open(folder, args.index_dir, verify=args.verify)
+        # the meaning index's rows (complete or not), mapped before a rebuild removes their generation
+        kept = previous.embedded_rows(embedder_name(args.embedder))
+    except IndexDamaged as exc:
+        damaged = str(exc) if args.verify else None
+    except IndexMissing:
+        pass
     try:
         lib, report = build_index(
             folder,
@@ -383,7 +388,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
-    data["meaning_index"] = meaning = _meaning_index(lib, args)
+    data["meaning_index"] = meaning = _meaning_index(lib, args, previous if kept else None, kept)
     if args.report:
         data["report"] = lib.report()
     if args.json:
@@ -404,9 +409,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
+def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kept: Any = None) -> dict[str, Any]:
     """Compute what the index lacks of its meaning index (unless --no-dense), resumably: an
-    interrupted run keeps its finished batches. Returns what the JSON reports."""
+    interrupted run keeps its finished batches, and the rows `kept` from `previous` (the index before
+    this build) are copied for unchanged notes. Returns what the JSON reports."""
     from .core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
     from .core.embeddings import EmbeddingCancelled
 
@@ -430,8 +436,9 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
                     line = f"\rmeaning index: {done}/{total} chunks embedded, about {left / 60:.0f} min left  "
                     print(line, end="", file=sys.stderr, flush=True)
 
+            rows, done = kept if kept is not None else (None, None)
             try:
-                lib.dense_matrix(embedder, progress=progress)
+                lib.dense_matrix(embedder, previous, rows, progress=progress, previous_done=done)
             except (EmbeddingCancelled, KeyboardInterrupt):
                 state["reason"] = "interrupted: the finished batches are kept; the next run continues"
             state["seconds"] = round(time.monotonic() - t0, 2)

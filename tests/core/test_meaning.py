@@ -217,3 +217,17 @@ def test_partial_rows_are_private(tmp_path: Path, e5: E5Embedder) -> None:
     assert partial.stat().st_mode & 0o777 == 0o600
     assert (lib.generation / f"dense-{e5.name}.done").stat().st_mode & 0o777 == 0o600
     assert embeddings.embedded_count(lib.segments[0], e5.name) == 4
+
+
+def test_ragdesk_index_reembeds_only_changed_notes_after_a_full_rebuild(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # every refresh merges into a new full build
+    folder = write_notes(tmp_path / "n", NOTES)
+    idx = str(tmp_path / "idx")
+    assert main(["index", str(folder), "--index-dir", idx, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["meaning_index"]["embedded_now"] == 5
+    (folder / "en/sleep.md").write_text("# Sleep\n\nA warm shower before bed helps.", encoding="utf-8")
+    assert main(["index", str(folder), "--index-dir", idx, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["changed"], out["meaning_index"]["embedded_now"], out["meaning_index"]["complete"]) == (1, 1, True)
+    assert len(IndexReader.open(folder, idx).segments) == 1  # a full rebuild, not a delta on top
