@@ -291,7 +291,7 @@ def _catch_up(lib: Any, spec: str, previous: Any = None, previous_rows: Any = No
     if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
         return False
     try:
-        lib.dense_matrix(load_embedder(spec), previous, previous_rows)
+        embeddings.embed_plans(plans, load_embedder(spec))
     except (DenseUnavailable, OSError):
         return False
     return lib.has_dense(name)
@@ -415,6 +415,7 @@ def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kep
     this build) are copied for unchanged notes. Returns what the JSON reports."""
     from .core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
     from .core.embeddings import EmbeddingCancelled
+    from .core.jobs import EmbeddingProgress
 
     name = embedder_name(args.embedder)
     state: dict[str, Any] = {"model": name, "complete": False, "embedded_now": 0, "seconds": 0.0, "reason": None}
@@ -428,13 +429,13 @@ def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kep
         else:
             t0 = time.monotonic()
             show = sys.stderr.isatty()
+            chunks = lib.n_chunks
 
             def progress(done: int, total: int) -> None:
                 state["embedded_now"] = done
-                if show:
-                    left = (time.monotonic() - t0) / done * (total - done)
-                    line = f"\rmeaning index: {done}/{total} chunks embedded, about {left / 60:.0f} min left  "
-                    print(line, end="", file=sys.stderr, flush=True)
+                if show:  # the window's status line; the chunks not to do were stored already
+                    msg = EmbeddingProgress(done, total, time.monotonic() - t0, chunks - total, chunks)
+                    print(f"\r{msg.line()}  ", end="", file=sys.stderr, flush=True)
 
             rows, done = kept if kept is not None else (None, None)
             try:

@@ -16,10 +16,9 @@ from PySide6.QtCore import QObject, Signal
 from ..core import store
 from ..core.analyzers import AnalyzerConfig
 from ..core.dense import embedder_name
-from ..core.jobs import EmbeddingProgress, MeaningIndexed, Progress
+from ..core.jobs import EmbeddingProgress, MeaningIndexed, Progress, duration
 from ..core.reader import IndexReader
 from ..core.store import IndexDamaged
-from . import texts
 from .settings import AppSettings
 from .watcher import FolderWatcher
 from .workers import BuildOutcome, BuildRequest, Engine, describe
@@ -175,7 +174,7 @@ class Session(QObject):
         self._finish()
         if msg.embedded:
             self.status.emit(
-                f"Meaning index complete: {msg.embedded:,} chunks embedded in {texts.duration(msg.elapsed_s)}; "
+                f"Meaning index complete: {msg.embedded:,} chunks embedded in {duration(msg.elapsed_s)}; "
                 "hybrid search is on",
                 NORMAL_MS,
             )

@@ -155,18 +155,6 @@ def copied_text(prompt: Prompt | None, secrets_allowed: bool) -> str:
     return f"Copied prompt: {summary}"
 
 
-def duration(seconds: float) -> str:
-    """A time span as a person says it: "40 s", "about 6 min", "about 2 h 10 min"."""
-    if seconds < 60:
-        return f"{max(seconds, 1):.0f} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"about {minutes} min"
-    return f"about {minutes // 60} h {minutes % 60} min"
-
-
 def meaning_progress_text(msg: EmbeddingProgress) -> str:
     """The status line while the meaning index is computed: chunks so far of all, and time left."""
-    line = f"Meaning index {msg.embedded + msg.done:,} / {msg.chunks:,} chunks"
-    left = msg.seconds_left
-    return line + (f", {duration(left)} left" if left is not None else "") + " (BM25 search works meanwhile)"
+    return msg.line() + " (BM25 search works meanwhile)"

@@ -66,19 +66,26 @@ def embedded_count(segment: Segment, name: str) -> int:
     return int(done.sum()) if done is not None else 0
 
 
+def _load_partial(segment: Segment, name: str, mode: str = "r") -> tuple[np.ndarray, np.ndarray] | None:
+    """An unfinished run's rows (memory-mapped in `mode`) and its done-bits, or None."""
+    partial, done_path = _partial_paths(segment, name)
+    done = _load_done(done_path, segment.n_chunks)
+    if done is None:
+        return None
+    try:
+        rows = np.load(partial, mmap_mode=mode)
+    except (OSError, ValueError):
+        return None
+    return (rows, done) if rows.shape[0] == segment.n_chunks else None
+
+
 def embedded_rows(segment: Segment, name: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The segment's rows from model `name` (memory-mapped) and which are written: all of a complete
     one, the written ones of a partial one; None when it has none."""
     rows = load_rows(segment, name)
     if rows is not None:
         return rows, np.ones(segment.n_chunks, dtype=bool)
-    partial, done_path = _partial_paths(segment, name)
-    done = _load_done(done_path, segment.n_chunks)
-    try:
-        rows = np.load(partial, mmap_mode="r") if done is not None else None
-    except (OSError, ValueError):
-        return None
-    return (rows, done) if rows is not None and done is not None and rows.shape[0] == segment.n_chunks else None
+    return _load_partial(segment, name)
 
 
 def _reused_rows(
@@ -180,15 +187,9 @@ def plan_segment(
     else the rows `previous` (the index this one refreshed) holds for unchanged notes (only those
     `previous_done` marks, when its meaning index was not complete)."""
     n = segment.n_chunks
-    partial, done_path = _partial_paths(segment, name)
-    done = _load_done(done_path, n)
-    if done is not None:
-        try:
-            rows = np.load(partial, mmap_mode="r+")
-            if rows.shape[0] == n:
-                return Plan(segment, name, rows, done, True)
-        except (OSError, ValueError):
-            pass
+    resumed = _load_partial(segment, name, "r+")
+    if resumed is not None:
+        return Plan(segment, name, *resumed, on_disk=True)
     plan = Plan(segment, name, None, np.zeros(n, dtype=bool), False)
     if previous is not None and previous_rows is not None and previous.settings == segment.settings and n:
         plan._create(previous_rows.shape[1])

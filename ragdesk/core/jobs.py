@@ -77,6 +77,22 @@ class EmbeddingProgress:
         """At this run's pace so far; None until a batch is done."""
         return self.elapsed_s / self.done * (self.total - self.done) if self.done and self.elapsed_s > 0 else None
 
+    def line(self) -> str:
+        """ "Meaning index 728 / 1,000 chunks, about 2 min left": the window's status bar and the CLI."""
+        left = self.seconds_left
+        shown = f"Meaning index {self.embedded + self.done:,} / {self.chunks:,} chunks"
+        return shown + (f", {duration(left)} left" if left is not None and self.done < self.total else "")
+
+
+def duration(seconds: float) -> str:
+    """A time span as a person says it: "40 s", "about 6 min", "about 2 h 10 min"."""
+    if seconds < 60:
+        return f"{max(seconds, 1):.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60} min"
+
 
 @dataclass(frozen=True)
 class Done:
@@ -141,17 +157,28 @@ class EvalDone:
     rows: list[dict[str, Any]]
 
 
+class _Pace:
+    """Lets a progress report through when it is the last, or PROGRESS_INTERVAL_S after the previous one."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+
+    def due(self, done: int, total: int) -> bool:
+        now = time.monotonic()
+        if done == total or now - self.last >= PROGRESS_INTERVAL_S:
+            self.last = now
+            return True
+        return False
+
+
 def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
     """Child-process entry point: build or refresh `job.folder`'s index, reporting on `queue`."""
     if job.parent_pid is not None:  # the window: a killed window must not leave its build running
         exit_with_parent(job.parent_pid)
-    last = 0.0
+    pace = _Pace()
 
     def progress(done: int, total: int, chunks: int, current: str) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if done == total or now - last >= PROGRESS_INTERVAL_S:
-            last = now
+        if pace.due(done, total):
             queue.put(Progress(done, total, chunks, current))
 
     damaged = None
@@ -221,16 +248,14 @@ def embed_index(
     MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
     embedded, chunks = reader.dense_progress(embedder.name)
     t0 = time.monotonic()
-    last = 0.0
+    pace = _Pace()
     count = 0
 
     def progress(done: int, total: int) -> None:
-        nonlocal last, count
+        nonlocal count
         count = done
-        now = time.monotonic()
-        if done == total or now - last >= PROGRESS_INTERVAL_S:
-            last = now
-            queue.put(EmbeddingProgress(done, total, now - t0, chunks - total, chunks))  # the rest was stored
+        if pace.due(done, total):  # the chunks not to do were stored already
+            queue.put(EmbeddingProgress(done, total, time.monotonic() - t0, chunks - total, chunks))
 
     if embedded < chunks:
         queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
@@ -243,13 +268,10 @@ def eval_job(job: EvalJob, queue: Any, cancel: Any) -> None:
     """Child-process entry point: run `job.experiment`, reporting EvalProgress, then EvalDone or Failed."""
     if job.parent_pid is not None:
         exit_with_parent(job.parent_pid)
-    last = 0.0
+    pace = _Pace()
 
     def progress(done: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if done == total or now - last >= PROGRESS_INTERVAL_S:
-            last = now
+        if pace.due(done, total):
             queue.put(EvalProgress(done, total))
 
     try:

@@ -26,15 +26,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("RAGDESK_NO_DIALOGS", "1")
 os.environ.pop("RAGDESK_MEANING_INDEX", None)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_gui_stall import DATA, report  # noqa: E402
 from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from ragdesk.app.settings import AppSettings  # noqa: E402
 from ragdesk.app.window import MainWindow  # noqa: E402
 from ragdesk.core.jobs import EmbeddingProgress  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def child_rss_peak(stop: threading.Event, out: dict[str, float]) -> None:
@@ -133,7 +133,6 @@ def main() -> int:
         window.close()
     stop.set()
     worst = sorted(zip(gaps, when), reverse=True)[:3]
-    g = sorted(gaps)
     embed_s = t["hybrid"] - t["embedding"]
     print(f"folder: {args.folder} ({counts['chunks']} chunks)")
     print(f"BM25 results after {t['bm25']:.1f} s; the meaning index started at {t['embedding']:.1f} s")
@@ -145,10 +144,7 @@ def main() -> int:
         f"meaning index complete and a hybrid search shown at {t['hybrid']:.1f} s "
         f"({counts['chunks'] / embed_s:.2f} chunks/s over the embedding phase, refresh included)"
     )
-    print(
-        f"event loop while embedding: {len(g)} ticks, median {g[len(g) // 2]:.0f} ms, "
-        f"p99 {g[int(len(g) * 0.99)]:.0f} ms, longest stall {g[-1]:.0f} ms (goal <= 50 ms)"
-    )
+    report("event loop while embedding", gaps)
     events = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(t.items(), key=lambda kv: kv[1]))
     print("  the longest three end at " + ", ".join(f"{at:.2f} s ({gap:.0f} ms)" for gap, at in worst) + f"; {events}")
     print(f"peak resident memory of the build process tree: {memory.get('peak_mb', 0):.0f} MB")
