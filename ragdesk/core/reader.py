@@ -24,6 +24,8 @@ from .search import Searching
 from .segment import ChunkTable, MergedNotes, Segment
 from .tokenize import intern_words
 
+OPEN_ATTEMPTS = 3  # a concurrent build can publish (and prune what was being read) between attempts
+
 
 class IndexReader(ChunkTable, Searching):
     """An opened (memory-mapped) index: one segment, or a base and a delta segment (a refresh)."""
@@ -92,27 +94,41 @@ class IndexReader(ChunkTable, Searching):
         """
         folder_path = Path(folder).resolve()
         root = store.index_dir_for(folder_path, index_dir)
-        gen = store.current_generation(root)
-        if gen is None:
-            raise store.IndexMissing(f"no index yet for {folder_path}")
+        for attempt in range(OPEN_ATTEMPTS):
+            gen = store.current_generation(root)
+            if gen is None:
+                raise store.IndexMissing(f"no index yet for {folder_path}")
+            try:
+                reader = cls._open_generation(folder_path, root, gen, verify, reuse)
+                break
+            except (FileNotFoundError, store.IndexDamaged):
+                # another process published a newer generation and pruned this one while it was read
+                # (its files vanish: missing, or "no manifest"): open the one CURRENT names now; damage
+                # to the generation CURRENT still names is raised as before
+                if attempt == OPEN_ATTEMPTS - 1 or store.current_generation(root) == gen:
+                    raise
+        if reader.manifest.get("folder") != str(folder_path):  # an --index-dir shared by two folders
+            raise store.IndexMissing(f"the index in {root} is of another folder ({reader.manifest.get('folder')})")
+        return reader
+
+    @classmethod
+    def _open_generation(
+        cls, folder_path: Path, root: Path, gen: Path, verify: bool, reuse: IndexReader | None
+    ) -> IndexReader:
         store.remove_stale_temporaries(root)
         try:
             manifest = store.read_manifest(gen)
             if "base" not in manifest:
-                reader = cls(folder_path, root, gen, manifest, [Segment.open(gen, verify)])
+                return cls(folder_path, root, gen, manifest, [Segment.open(gen, verify)])
+            known = reuse.segments[0] if reuse is not None and reuse.root == root and not verify else None
+            if known is not None and known.generation.name == manifest["base"]:
+                base = known
             else:
-                known = reuse.segments[0] if reuse is not None and reuse.root == root and not verify else None
-                if known is not None and known.generation.name == manifest["base"]:
-                    base = known
-                else:
-                    base = Segment.open(root / manifest["base"], verify)
-                store.check_files(gen, manifest["files"], verify_crc=verify)
-                reader = cls(folder_path, root, gen, manifest, [base, Segment.open(gen / "delta", verify)])
+                base = Segment.open(root / manifest["base"], verify)
+            store.check_files(gen, manifest["files"], verify_crc=verify)
+            return cls(folder_path, root, gen, manifest, [base, Segment.open(gen / "delta", verify)])
         except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as exc:
             raise store.IndexDamaged(f"damaged index in {gen}: {exc!r}") from exc
-        if reader.manifest.get("folder") != str(folder_path):  # an --index-dir shared by two folders
-            raise store.IndexMissing(f"the index in {root} is of another folder ({reader.manifest.get('folder')})")
-        return reader
 
     # ---- notes -----------------------------------------------------------------------------
     def note_bytes(self, note_idx: int) -> Any:

@@ -122,6 +122,28 @@ def test_prune_never_touches_a_newer_generation(tmp_path: Path) -> None:
     assert not older.exists() and published.exists() and newer.exists()
 
 
+def test_open_follows_a_generation_published_while_it_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that read CURRENT just before another process published and pruned that generation
+    opens the new one instead of failing on a vanished file (seen once in CI: `ragdesk index` twice at
+    once, the second opening the stored index outside the build lock for its meaning rows)."""
+    folder = write_notes(tmp_path / "n", {"a.md": "# A\n\nalpha", "b.md": "# B\n\nbeta"})
+    first, _ = build_index(folder, tmp_path / "idx", workers=1)
+    (folder / "a.md").write_text("# A\n\nalpha again", encoding="utf-8")
+    second, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert not first.generation.exists() and second.generation.exists()  # pruned
+    real = store.current_generation
+    stale = [first.generation]  # what CURRENT said a moment before the other process published
+
+    def current(root: Path) -> Path | None:
+        return stale.pop() if stale else real(root)
+
+    monkeypatch.setattr(store, "current_generation", current)
+    assert IndexReader.open(folder, tmp_path / "idx").generation == second.generation
+    monkeypatch.setattr(store, "current_generation", lambda root: first.generation)  # CURRENT itself is stale
+    with pytest.raises(store.IndexDamaged, match="no manifest"):
+        IndexReader.open(folder, tmp_path / "idx")
+
+
 def test_two_processes_building_at_once_keep_the_index(tmp_path: Path) -> None:
     """The issue's repro: edit 30 notes, then two `ragdesk index` at the same moment, several times.
     Before the lock, about one run in five lost the index (CURRENT named a deleted generation) and
