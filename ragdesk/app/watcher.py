@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
 MAX_FILE_WATCHES = 4000
-QUIET_MS = 1200
+QUIET_MS = 50  # an editor's save is a burst of a few ms; a checkout's longer bursts queue one more build
 
 
 class FolderWatcher(QObject):

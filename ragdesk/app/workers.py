@@ -35,6 +35,7 @@ from ..core.jobs import (
     Progress,
     build_job,
 )
+from ..core.orphans import serve_one
 from ..core.params import IndexSettings, SearchParams
 from ..core.prompt import Excerpt
 from ..core.reader import IndexReader
@@ -65,6 +66,35 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+SPARE_DELAY_S = 1.0  # the process kept for the next build imports the core this long after it starts
+POLL_S = 0.01  # how often the waiting build thread looks at Cancel: a refresh stops embedding this fast
+
+
+class ChildProcess:
+    """A spawned process waiting for one task (core.orphans.serve_one). Started ahead of need, it has
+    imported the core by the time a refresh comes: a cold start costs about a second, most of what
+    an edit used to wait for before it showed."""
+
+    def __init__(self, name: str, delay_s: float = 0.0) -> None:
+        ctx = get_context("spawn")
+        self.name = name
+        self.tasks: Any = ctx.Queue()
+        self.queue: Any = ctx.Queue()
+        self.cancel = ctx.Event()
+        self.proc = ctx.Process(
+            target=serve_one,
+            args=(self.tasks, self.queue, self.cancel, os.getpid(), "ragdesk.core.jobs", delay_s),
+            name=name,
+        )
+        self.proc.start()
+
+    def stop(self) -> None:
+        """End the process if it still waits or works (it holds nothing that needs a clean exit)."""
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+
+
 def run_in_child(
     target: Callable[[Any, Any, Any], None],
     job: Any,
@@ -72,30 +102,30 @@ def run_in_child(
     handle: Callable[[Any], bool],
     name: str,
     killable: Callable[[], bool] = lambda: False,
+    child: ChildProcess | None = None,
 ) -> BuildProcessDied | None:
-    """Run `target(job, queue, cancel_event)` in a spawned process and pass each message it queues to
-    `handle` (on this thread) until `handle` says it was the last. `cancel` (set from any thread) is
-    forwarded to the child; when `killable()` says the child's work may be cut anywhere, the child is
-    killed at once instead and `handle` gets Cancelled. Returns the error when the child died without
-    a last message."""
-    ctx = get_context("spawn")
-    queue = ctx.Queue()
-    child_cancel = ctx.Event()
-    proc = ctx.Process(target=target, args=(job, queue, child_cancel), name=name)
-    proc.start()
+    """Run `target(job, queue, cancel_event)` in `child` (a process started ahead, or a new one) and
+    pass each message it queues to `handle` (on this thread) until `handle` says it was the last.
+    `cancel` (set from any thread) is forwarded to the child; when `killable()` says the child's work
+    may be cut anywhere, the child is killed at once instead and `handle` gets Cancelled. Returns the
+    error when the child died without a last message."""
+    if child is None or not child.proc.is_alive():
+        child = ChildProcess(name)
+    proc = child.proc
+    child.tasks.put((target, job))
     try:
         while True:
             if cancel.is_set():
-                child_cancel.set()
+                child.cancel.set()
                 if killable():
                     proc.kill()
                     proc.join()
                     handle(Cancelled())
                     return None
             try:
-                msg = queue.get(timeout=0.05)
+                msg = child.queue.get(timeout=POLL_S)
             except Empty:
-                if not proc.is_alive() and queue.empty():
+                if not proc.is_alive() and child.queue.empty():
                     return BuildProcessDied(f"the {name} process stopped unexpectedly (exit code {proc.exitcode})")
                 continue
             if handle(msg):
@@ -132,6 +162,7 @@ class BuildWorker(QObject):
         super().__init__()
         self._cancel = threading.Event()
         self._embedding = False  # the build process is computing the meaning index
+        self._spare: ChildProcess | None = None  # the next build's process, started once a build is done
 
     def cancel(self) -> None:
         """Thread-safe: asks the running (or next queued) build to stop at its next check."""
@@ -153,10 +184,17 @@ class BuildWorker(QObject):
             parent_pid=os.getpid(),
         )
         self._embedding = False
+        child, self._spare = self._spare, None
         # While it embeds, the build process is killed on Cancel rather than asked: a batch takes seconds
         # and is the most a kill can lose (its rows are flushed before the bits that say they are written).
         died = run_in_child(
-            build_job, job, self._cancel, lambda msg: self._relay(request, msg), "indexing", lambda: self._embedding
+            build_job,
+            job,
+            self._cancel,
+            lambda msg: self._relay(request, msg),
+            "indexing",
+            lambda: self._embedding,
+            child,
         )
         if died is not None:
             self.build_failed.emit(died)
@@ -176,6 +214,8 @@ class BuildWorker(QObject):
             if reader is not None:
                 self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged, msg.meaning_follows))
             self._embedding = msg.meaning_follows
+            if self._spare is None:  # ready for the next refresh (an edit), while this one embeds or exits
+                self._spare = ChildProcess("indexing", SPARE_DELAY_S)
             return reader is None or not msg.meaning_follows
         if isinstance(msg, MeaningIndexed):
             self.meaning_indexed.emit(msg)
@@ -185,6 +225,12 @@ class BuildWorker(QObject):
             assert isinstance(msg, Failed)
             self.build_failed.emit(msg.error)
         return True
+
+    def close(self) -> None:
+        """End the process kept for the next build (after this worker's thread has stopped)."""
+        if self._spare is not None:
+            self._spare.stop()
+            self._spare = None
 
     def _open(self, request: BuildRequest) -> IndexReader | None:
         """Map the index the build process published (reports a failure and returns None if it can't)."""
@@ -385,3 +431,4 @@ class Engine(QObject):
         for thread in (self.build_thread, self.search_thread):
             thread.quit()
             thread.wait()
+        self.builder.close()

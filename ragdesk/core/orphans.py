@@ -9,20 +9,30 @@ tells them, and they stayed alive for minutes with the resource tracker. Each ch
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import queue as queues
 import signal
 import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
+from typing import Any
 
 PARENT_POLL_S = 0.5
 _PR_SET_PDEATHSIG = 1
 
 
+_WATCHED: set[int] = set()
+
+
 def exit_with_parent(parent_pid: int) -> None:
-    """Make this process end when `parent_pid` does (a pool initializer, or a child's first call)."""
+    """Make this process end when `parent_pid` does (a pool initializer, or a child's first call;
+    calling it again for the same parent does nothing)."""
+    if parent_pid in _WATCHED:
+        return
+    _WATCHED.add(parent_pid)
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             import ctypes
@@ -46,3 +56,19 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(
         max_workers=workers, mp_context=get_context("spawn"), initializer=exit_with_parent, initargs=(os.getpid(),)
     )
+
+
+def serve_one(tasks: Any, queue: Any, cancel: Any, parent_pid: int, preload: str, delay_s: float) -> None:
+    """Child-process entry point of a process started ahead of need. After `delay_s` (not competing
+    for the CPU with the work that just finished) it imports `preload`, about a second of a cold start
+    that an edit should not wait for; then it runs the one `(target, job)` it is given,
+    `target(job, queue, cancel)`, and exits (None: exit at once)."""
+    exit_with_parent(parent_pid)
+    try:
+        task = tasks.get(timeout=delay_s)
+    except queues.Empty:
+        importlib.import_module(preload)
+        task = tasks.get()
+    if task is not None:
+        target, job = task
+        target(job, queue, cancel)

@@ -48,6 +48,30 @@ def test_a_build_process_that_dies_is_reported_and_the_index_kept(  # type: igno
     assert search(qtbot, window, "rebase history").hits  # still searchable
 
 
+def test_a_refresh_runs_in_the_process_started_after_the_last_build(  # type: ignore[no-untyped-def]
+    window: MainWindow, qtbot, notes: Path
+) -> None:
+    """Once a build is done the next one's process is started (it imports the core meanwhile), so an
+    edit waits for its delta only; the window's close ends that waiting process."""
+    window.watcher.enabled = False
+    builder = window.engine.builder
+    qtbot.waitUntil(lambda: builder._spare is not None, timeout=10000)
+    spare = builder._spare.proc
+    assert spare.is_alive()
+    with open(notes / "git.md", "a", encoding="utf-8") as fh:
+        fh.write("\nan edit: zyxwvut\n")
+    with qtbot.waitSignal(window.build_state_changed, timeout=30000, check_params_cb=lambda s: s != "building") as got:
+        window.refresh()
+    assert got.args == ["built"]
+    qtbot.waitUntil(lambda: not spare.is_alive(), timeout=10000)  # it ran that build, and exited
+    assert spare.exitcode == 0
+    assert {h.path for h in search(qtbot, window, "zyxwvut").hits} == {"git.md"}
+    following = builder._spare.proc
+    assert following.pid != spare.pid and following.is_alive()
+    window.close()
+    assert not following.is_alive()
+
+
 def test_the_editor_command_gets_the_path_line_and_page(window: MainWindow, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "opened.txt"
     script = "import sys, pathlib; pathlib.Path(sys.argv[1]).write_text(chr(124).join(sys.argv[2:]))"
