@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from .analyzers import Analyzer, AnalyzerConfig
-from .bm25 import DEFAULT_B, DEFAULT_K1
+from .bm25 import DEFAULT_B, DEFAULT_K1, idf
 from .chunking import Chunk
 from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, dense_top_k, rrf_fuse
-from .explain import TermRow, term_rows
+from .explain import TermRow
 from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
 from .params import SearchParams
 from .results import Hit, QueryTerm, SearchResult
@@ -240,21 +240,34 @@ def query_refs(parts: list[QueryPart]) -> list[QueryTermRef]:
 
 
 def explain_rows(parts: list[QueryPart], docs: Sequence[int], k1: float, b: float) -> list[list[TermRow]]:
-    """The explanation rows of each of `docs`: all their term frequencies looked up in one pass."""
+    """The explanation rows of each of `docs`: per analyzer, all term frequencies looked up in one pass
+    and every contribution computed as one array (the same operations as `bm25.contribution`, so
+    the same floats as the ranking)."""
     out: list[list[TermRow]] = [[] for _ in docs]
     where = np.asarray(docs, dtype=np.int64)
+    kp1 = k1 + 1.0
     for p in parts:
-        ti, cfg_name = p.index, p.config.name
+        ti, cfg_name, weight = p.index, p.config.name, p.weight
         n, avgdl = ti.n_docs, ti.avgdl
-        lengths = [int(x) for x in np.asarray(ti.doc_len)[where]]
-        present = [tid for _, _, tid in p.qterms if tid is not None]
-        freqs = iter(ti.frequencies(present, where).tolist()) if present else iter(())
-        for term, words, tid in p.qterms:
-            n_t = ti.df(tid) if tid is not None else 0
-            fs = next(freqs) if tid is not None else [0] * len(docs)
-            term_of_docs = term_rows(term, words, n, n_t, fs, lengths, avgdl, k1, b, cfg_name, p.weight)
-            for rows, row in zip(out, term_of_docs):
-                rows.append(row)
+        lengths = np.asarray(ti.doc_len)[where].tolist()
+        norms = ti.norms(k1, b)[where]
+        present = p.present
+        freqs = ti.frequencies(present, where) if present else np.zeros((0, len(docs)), np.int64)
+        idfs = np.array([idf(n, n_t) for n_t in p.dfs if n_t > 0], dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):  # f = 0 (and k1 = 0): 0 below
+            contribs = weight * (idfs[:, None] * freqs * kp1 / (freqs + norms))
+        shares = np.where(freqs > 0, contribs, 0.0).tolist()
+        fs_rows = freqs.tolist()
+        zeros, nothing = [0] * len(docs), [0.0] * len(docs)
+        row_of = 0
+        for (term, words, tid), n_t in zip(p.qterms, p.dfs):
+            if tid is None:
+                fs, cs, idf_t = zeros, nothing, 0.0
+            else:
+                fs, cs, idf_t = fs_rows[row_of], shares[row_of], float(idfs[row_of])
+                row_of += 1
+            for rows, f, dl, c in zip(out, fs, lengths, cs):
+                rows.append(TermRow(term, words, n_t, idf_t, f, dl, avgdl, k1, b, c, cfg_name, weight))
     return out
 
 

@@ -98,6 +98,12 @@ def test_index_matches_reference(
     assert [h.chunk_id for h in result.hits] == expected_order
     for h in result.hits:
         assert sum(r.contribution for r in h.explain) == pytest.approx(h.score, rel=1e-12)
+        # the rows, computed in arrays for all hits at once, are the scalar formula's, to the last bit
+        scalar = [
+            term_rows(r.term, r.words, result.n_docs, r.n_t, [r.f], [r.doc_len], r.avgdl, k1, b, r.analyzer)[0]
+            for r in h.explain
+        ]
+        assert h.explain == scalar
     # Without the compiled kernel: the same hits, scores and explanations, to the last bit.
     with kernels.python_only():
         fallback = lib.search(" ".join(query), analyzer=AnalyzerConfig("words"), k1=k1, b=b, k=len(docs))
