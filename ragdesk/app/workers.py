@@ -112,7 +112,7 @@ def run_in_child(
     if child is None or not child.proc.is_alive():
         child = ChildProcess(name)
     proc = child.proc
-    child.tasks.put((target, job))
+    child.tasks.put((target, job, dict(os.environ)))
     try:
         while True:
             if cancel.is_set():
@@ -318,6 +318,7 @@ class SearchWorker(QObject):
             return
         lib = self.library
         try:
+            lib.warm(request.analyzer, apart=True)  # another analyzer's index: derived apart, not under the GIL
             mode, why, embedder = self._mode(request, lib)
             result = lib.search(request.query, request.params, mode=mode, embedder=embedder)
             result.mode_reason = why
@@ -365,6 +366,7 @@ class SearchWorker(QObject):
                 return
             config = request.analyzer.with_name(name)
             try:
+                self.library.warm(config, apart=True)
                 ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
             except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt
                 self.ranks_failed.emit(request.serial, chunk_id, str(exc))

@@ -248,11 +248,12 @@ class IndexReader(ChunkTable, Searching):
             self._terms[config.key] = MergedTermIndex(base_ti, delta_ti, base_remap, delta_remap, doc_len, dead_ids)
         return self._terms[config.key]
 
-    def warm(self, config: AnalyzerConfig, workers: int | None = None) -> None:
+    def warm(self, config: AnalyzerConfig, workers: int | None = None, apart: bool = False) -> None:
         """Load or derive every index `config` needs (done before the first query): the base in
-        parallel where it is large, a delta (always small) in this process."""
+        parallel where it is large (`apart`: in worker processes even for one index; see
+        Segment.warm), a delta (always small) in this process."""
         for i, seg in enumerate(self.segments):
-            seg.warm(config, workers if i == 0 else 1)
+            seg.warm(config, workers if i == 0 else 1, apart and i == 0)
         for cfg, _ in config.parts():
             self.term_index(cfg)
 

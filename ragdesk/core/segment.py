@@ -185,17 +185,18 @@ class Segment(ChunkTable):
         self._terms[key] = ti
         return ti
 
-    def warm(self, config: AnalyzerConfig, workers: int | None = None) -> None:
+    def warm(self, config: AnalyzerConfig, workers: int | None = None, apart: bool = False) -> None:
         """Load or derive every index `config` needs. On a large segment, missing indexes are derived
         side by side in worker processes that read the forward index from disk and publish their
-        result; this process then maps them."""
+        result; this process then maps them. With `apart` even a single one is (the window: deriving
+        the words index of 31,000 notes in its own process held the GIL, and the GUI, for 250 ms+)."""
         missing = [
             cfg
             for cfg, _ in config.parts()
             if cfg.key not in self._terms and not (self.generation / f"terms-{cfg.key}").is_dir()
         ]
         n_workers = min(len(missing), workers if workers is not None else (os.cpu_count() or 1))
-        if n_workers > 1 and len(self.forward().word_ids) >= PARALLEL_DERIVE_POSTINGS:
+        if missing and (n_workers > 1 or apart) and len(self.forward().word_ids) >= PARALLEL_DERIVE_POSTINGS:
             try:
                 with worker_pool(n_workers) as pool:
                     for fut in [pool.submit(derive_and_publish, str(self.generation), cfg) for cfg in missing]:
