@@ -58,6 +58,7 @@ class Session(QObject):
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self.watcher = FolderWatcher(self)
         self.watcher.folder_changed.connect(self._on_folder_changed)
+        self.watcher.watch_failed.connect(self._on_watch_failed)
         self.engine = Engine(self)
         builder = self.engine.builder
         builder.progress_changed.connect(self._on_progress_changed)
@@ -118,6 +119,9 @@ class Session(QObject):
         self.status.emit("Notes changed on disk: updating the index…", SHORT_MS)
         self.refresh()
 
+    def _on_watch_failed(self, line: str) -> None:
+        self.status.emit(line, LONG_MS)
+
     def _on_progress_changed(self, msg: Progress | EmbeddingProgress) -> None:
         if self._building_folder == self.folder:  # else a build of a folder the user has left, being cancelled
             self.build_progressed.emit(msg)
@@ -137,7 +141,7 @@ class Session(QObject):
         self.library = library
         self.engine.set_library(library)
         if self.folder is not None:
-            self.watcher.watch(self.folder, library.note_paths)
+            self.watcher.watch(self.folder, library.settings.load.extensions)
         self.index_changed.emit(library)
 
     def _on_index_opened(self, library: IndexReader) -> None:
@@ -238,4 +242,5 @@ class Session(QObject):
         return f"Cleared {size / 1e6:.1f} MB; the open folder is being re-indexed."
 
     def shutdown(self) -> None:
+        self.watcher.clear()
         self.engine.shutdown()

@@ -1,65 +1,118 @@
 """Watching the open notes folder so the index stays current without pressing F5.
 
-Folders are always watched (notes added, removed, renamed); note files are watched too up to
-a cap, since each watch costs a kernel handle. Bursts of events (a `git checkout`) coalesce
-into one refresh after a quiet period.
+watchdog watches every folder of the tree (inotify on Linux, FSEvents on macOS, the Windows
+change journal): a note saved in place is seen in a folder of any size. QFileSystemWatcher, used
+before, needs one kernel handle per file to see a save in place, so past 4,000 notes edits went
+unseen until F5. Bursts of events (a `git checkout`) coalesce into one refresh after a quiet period.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
 
-MAX_FILE_WATCHES = 4000
 QUIET_MS = 50  # an editor's save is a burst of a few ms; a checkout's longer bursts queue one more build
+# What changes the notes: reading them (the build does) opens and closes files, which is no change.
+CHANGES = (
+    FileModifiedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+)
+
+
+class _Changes(FileSystemEventHandler):
+    """Runs on watchdog's thread: passes on changes to notes (by extension) and to folders, outside
+    hidden folders (.git, .obsidian: busy, and never indexed)."""
+
+    def __init__(self, root: Path, extensions: tuple[str, ...], changed: Signal) -> None:
+        super().__init__()
+        self.root = root
+        self.extensions = tuple(e.lower() for e in extensions)
+        self.changed = changed
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if not isinstance(event, CHANGES):
+            return
+        paths = [event.src_path, getattr(event, "dest_path", "")]
+        if any(self._matters(str(p), event.is_directory) for p in paths if p):
+            self.changed.emit()  # queued to the watcher's thread
+
+    def _matters(self, path: str, is_dir: bool) -> bool:
+        try:
+            parts = Path(path).relative_to(self.root).parts
+        except ValueError:
+            return False
+        if any(part.startswith(".") for part in parts):
+            return False
+        return is_dir or path.lower().endswith(self.extensions)
 
 
 class FolderWatcher(QObject):
     """Emits `folder_changed` once things on disk have been quiet for QUIET_MS after a change."""
 
     folder_changed = Signal()
+    watch_failed = Signal(str)  # why changes on disk are not seen (e.g. the system's watch limit)
+    _path_changed = Signal()  # emitted on watchdog's thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._watcher = QFileSystemWatcher(self)
-        self._watcher.directoryChanged.connect(self._on_path_changed)
-        self._watcher.fileChanged.connect(self._on_path_changed)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(QUIET_MS)
         self._timer.timeout.connect(self.folder_changed)
+        self._path_changed.connect(self._on_path_changed)
+        self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._root: Path | None = None
+        self._extensions: tuple[str, ...] = ()
         self.enabled = True
 
-    def watch(self, folder: str, note_paths: list[str]) -> None:
-        """Watch `folder`, its sub-folders that hold notes, and (up to a cap) the note files.
+    @property
+    def watching(self) -> Path | None:
+        """The folder whose tree is watched, if any."""
+        return self._root if self._observer is not None else None
 
-        Only the difference from what is watched already is applied: after a refresh that is
-        usually nothing, where re-adding some 900 folders of a large vault took over 100 ms.
-        """
-        root = str(Path(folder))
-        wanted = {root} | {f"{root}/{p}".rsplit("/", 1)[0] for p in note_paths}
-        if len(note_paths) <= MAX_FILE_WATCHES:
-            wanted.update(f"{root}/{p}" for p in note_paths)
-        watched = set(self._watched())
-        gone, new = sorted(watched - wanted), sorted(wanted - watched)
-        if gone:
-            self._watcher.removePaths(gone)
-        if new:
-            self._watcher.addPaths(new)
+    def watch(self, folder: str, extensions: tuple[str, ...]) -> None:
+        """Watch `folder`'s whole tree for changes to notes with these extensions (once: folders
+        added later are watched as they appear)."""
+        root = Path(folder)
+        if self._observer is not None and root == self._root and extensions == self._extensions:
+            return
+        self.clear()
+        observer = Observer()
+        observer.schedule(_Changes(root, extensions, self._path_changed), str(root), recursive=True)
+        try:
+            observer.start()
+        except OSError as exc:  # e.g. inotify's limit on watches (fs.inotify.max_user_watches)
+            self.watch_failed.emit(f"Changes on disk are not watched ({exc}); press F5 after editing notes.")
+            return
+        self._observer, self._root, self._extensions = observer, root, extensions
 
     def clear(self) -> None:
-        watched = self._watched()
-        if watched:
-            self._watcher.removePaths(watched)
         self._timer.stop()
+        observer, self._observer, self._root = self._observer, None, None
+        if observer is not None:
+            observer.stop()
+            observer.join()
 
-    def watched_count(self) -> int:
-        return len(self._watched())
-
-    def _watched(self) -> list[str]:
-        return self._watcher.files() + self._watcher.directories()
-
-    def _on_path_changed(self, _path: str) -> None:
+    def _on_path_changed(self) -> None:
         if self.enabled:
             self._timer.start()  # restart: a burst of events becomes one refresh

@@ -1,0 +1,37 @@
+"""The folder watcher on a real folder: saves in place (what most editors do) are seen in any
+folder; hidden folders, other files and reading notes are not changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragdesk.app.watcher import FolderWatcher
+
+from ..conftest import write_notes
+
+
+def test_saves_in_place_new_folders_and_removals_are_seen_and_nothing_else(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n", "sub/b.md": "# B\n", ".obsidian/workspace.json": "{}"})
+    watcher = FolderWatcher()
+    watcher.watch(str(notes), (".md",))
+    assert watcher.watching == notes
+    try:
+        with qtbot.assertNotEmitted(watcher.folder_changed, wait=500):
+            (notes / ".obsidian" / "workspace.json").write_text('{"open": 1}', encoding="utf-8")
+            (notes / "picture.png").write_bytes(b"\x89PNG")
+            (notes / "a.md").read_text(encoding="utf-8")  # the build reads notes: no change
+        with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
+            with open(notes / "sub" / "b.md", "a", encoding="utf-8") as fh:  # appended in place
+                fh.write("more\n")
+        with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
+            (notes / "later").mkdir()
+        with qtbot.waitSignal(watcher.folder_changed, timeout=5000):  # inside a folder made after watch()
+            (notes / "later" / "c.md").write_text("# C\n", encoding="utf-8")
+        with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
+            (notes / "a.md").unlink()
+        watcher.enabled = False  # the tests that drive refreshes themselves turn it off
+        with qtbot.assertNotEmitted(watcher.folder_changed, wait=500):
+            (notes / "sub" / "b.md").write_text("# B again\n", encoding="utf-8")
+    finally:
+        watcher.clear()
+    assert watcher.watching is None
