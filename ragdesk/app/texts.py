@@ -20,6 +20,7 @@ from .delegates import swatch
 from .models import highlighted_html, term_color
 
 NO_SELECTION = "Select a result to see its text and why it ranked."
+NOT_DERIVED = -1  # a rank not looked up: that analyzer's index of a large folder is not derived yet
 STALE_MARK = " — ✎ changed on disk since indexing (F5 to refresh)"
 
 
@@ -87,8 +88,11 @@ def formula_html(row: TermRow, n_docs: int) -> str:
 
 
 def ranks_text(ranks: dict[str, int | None]) -> str:
-    """Where the selected chunk ranks under each analyzer."""
-    parts = [f"{name}: {ordinal(rank) if rank else 'no match'}" for name, rank in ranks.items()]
+    """Where the selected chunk ranks under each analyzer (None: no match; NOT_DERIVED: not looked up)."""
+    parts = [
+        f"{name}: {'not indexed yet' if rank == NOT_DERIVED else ordinal(rank) if rank else 'no match'}"
+        for name, rank in ranks.items()
+    ]
     return "Rank under each analyzer — " + " · ".join(parts)
 
 

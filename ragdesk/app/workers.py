@@ -42,6 +42,7 @@ from ..core.reader import IndexReader
 from ..core.results import SearchResult
 from ..core.store import IndexDamaged
 from ..core.whynot import NotIndexed, why_not
+from .texts import NOT_DERIVED
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,7 @@ class SearchWorker(QObject):
     """Answers queries against the current library; always works on the latest request only."""
 
     search_finished = Signal(object)  # SearchOutcome
-    ranks_found = Signal(int, int, object)  # serial, chunk id, {analyzer name: rank or None}
+    ranks_found = Signal(int, int, object)  # serial, chunk id, {analyzer name: rank, None or NOT_DERIVED}
     ranks_failed = Signal(int, int, str)  # serial, chunk id, why (e.g. the index is damaged)
     why_not_found = Signal(object)  # core.whynot.WhyNot
     why_not_failed = Signal(str)  # why the note cannot be explained (not indexed, skipped, ...)
@@ -365,8 +366,10 @@ class SearchWorker(QObject):
             if request.serial < self.latest_serial:
                 return
             config = request.analyzer.with_name(name)
+            if not self.library.ready(config):  # the build process derives it after the next build
+                ranks[name] = NOT_DERIVED
+                continue
             try:
-                self.library.warm(config, apart=True)
                 ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
             except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt
                 self.ranks_failed.emit(request.serial, chunk_id, str(exc))

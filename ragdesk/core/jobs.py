@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .analyzers import AnalyzerConfig
+from .analyzers import BASE_ANALYZERS, AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
 from .dense import DenseUnavailable, Embedder, load_embedder
 from .embeddings import EmbeddingCancelled
@@ -212,6 +212,8 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         if embedder is not None:  # the meaning index, here rather than in the window's process
             if job.parent_pid is not None:
                 os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
+            for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
+                reader.warm(job.analyzer.with_name(name))
             embed_index(reader, embedder, queue, cancel.is_set, previous, kept)
     except (BuildCancelled, EmbeddingCancelled):
         queue.put(Cancelled())

@@ -248,6 +248,10 @@ class IndexReader(ChunkTable, Searching):
             self._terms[config.key] = MergedTermIndex(base_ti, delta_ti, base_remap, delta_remap, doc_len, dead_ids)
         return self._terms[config.key]
 
+    def ready(self, config: AnalyzerConfig) -> bool:
+        """Whether searching with `config` needs no large index derived first (see Segment.ready)."""
+        return all(seg.ready(config) for seg in self.segments)
+
     def warm(self, config: AnalyzerConfig, workers: int | None = None, apart: bool = False) -> None:
         """Load or derive every index `config` needs (done before the first query): the base in
         parallel where it is large (`apart`: in worker processes even for one index; see

@@ -185,6 +185,13 @@ class Segment(ChunkTable):
         self._terms[key] = ti
         return ti
 
+    def ready(self, config: AnalyzerConfig) -> bool:
+        """Whether `config`'s indexes are loaded or stored, or cheap to derive here (a small segment)."""
+        return (
+            all(cfg.key in self._terms or (self.generation / f"terms-{cfg.key}").is_dir() for cfg, _ in config.parts())
+            or len(self.forward().word_ids) < PARALLEL_DERIVE_POSTINGS
+        )
+
     def warm(self, config: AnalyzerConfig, workers: int | None = None, apart: bool = False) -> None:
         """Load or derive every index `config` needs. On a large segment, missing indexes are derived
         side by side in worker processes that read the forward index from disk and publish their

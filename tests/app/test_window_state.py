@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from ragdesk.app.models import ResultsModel
 from ragdesk.app.window import MainWindow
 from ragdesk.core import store
+from ragdesk.core.analyzers import AnalyzerConfig
 
 from ..conftest import write_notes
 from .conftest import open_window, search
@@ -125,6 +126,25 @@ def test_rank_lookup_failure_is_shown(window: MainWindow, monkeypatch, qtbot) ->
     assert window.ranks_label.text() == (
         "Rank under each analyzer — not available: index file docs.npy fails its checksum"
     )
+
+
+def test_ranks_under_an_analyzer_not_derived_are_not_derived_in_the_window(  # type: ignore[no-untyped-def]
+    window: MainWindow, monkeypatch, qtbot
+) -> None:
+    """On a large folder, the words index (not part of the default analyzer) would take the window's
+    search thread seconds to derive; the ranks line says so instead (the build process derives it in
+    its background phase), and the words analyzer's other indexes are untouched."""
+    from ragdesk.core import segment
+
+    monkeypatch.setattr(segment, "PARALLEL_DERIVE_POSTINGS", 0)  # every folder counts as large
+    search(qtbot, window, "rebase history")
+    window.results_view.selectRow(1)
+    qtbot.waitUntil(lambda: "trigrams:" in window.ranks_label.text(), timeout=10000)
+    text = window.ranks_label.text()
+    assert text.startswith("Rank under each analyzer — words: not indexed yet · stems: ")
+    assert "not indexed yet" not in text.split("·", 1)[1]  # stems, trigrams and combined are ranked
+    lib = window.library
+    assert lib is not None and not lib.segments[0].ready(AnalyzerConfig("words"))
 
 
 def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]

