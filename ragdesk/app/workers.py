@@ -78,7 +78,6 @@ class ChildProcess:
 
     def __init__(self, name: str, delay_s: float = 0.0) -> None:
         ctx = get_context("spawn")
-        self.name = name
         self.tasks: Any = ctx.Queue()
         self.queue: Any = ctx.Queue()
         self.cancel = ctx.Event()

@@ -71,7 +71,8 @@ def term_rows(
     analyzer: str = "",
     weight: float = 1.0,
 ) -> list[TermRow]:
-    """One term's rows for several chunks (their f and |D|): idf is computed once."""
+    """One term's rows for several chunks (their f and |D|), one scalar formula call each: the
+    reference that search.explain_rows, which computes a whole query's rows as arrays, must match."""
     idf_t = idf(n_docs, n_t) if n_t > 0 else 0.0
     return [
         TermRow(

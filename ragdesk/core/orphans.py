@@ -4,6 +4,7 @@ A build's worker processes wait on a queue; when the parent is killed (kill -9, 
 tells them, and they stayed alive for minutes with the resource tracker. Each child calls
 `exit_with_parent` first: on Linux the kernel sends it SIGKILL when the parent dies
 (PR_SET_PDEATHSIG); elsewhere a daemon thread notices the new parent pid within a second.
+`serve_one` is the entry point of a child started before it has work (the window's next build).
 """
 
 from __future__ import annotations
