@@ -141,7 +141,7 @@ class Session(QObject):
         self.library = library
         self.engine.set_library(library)
         if self.folder is not None:
-            self.watcher.watch(self.folder, library.settings.load.extensions)
+            self.watcher.watch(self.folder, library.settings.load.extensions, self.index_root())
         self.index_changed.emit(library)
 
     def _on_index_opened(self, library: IndexReader) -> None:

@@ -43,9 +43,10 @@ class _Changes(FileSystemEventHandler):
     """Runs on watchdog's thread: passes on changes to notes (by extension) and to folders, outside
     hidden folders (.git, .obsidian: busy, and never indexed)."""
 
-    def __init__(self, root: Path, extensions: tuple[str, ...], changed: Signal) -> None:
+    def __init__(self, root: Path, extensions: tuple[str, ...], changed: Signal, ignore: Path | None) -> None:
         super().__init__()
         self.root = root
+        self.ignore = ignore.resolve() if ignore is not None else None
         self.extensions = tuple(e.lower() for e in extensions)
         self.changed = changed
 
@@ -57,6 +58,8 @@ class _Changes(FileSystemEventHandler):
             self.changed.emit()  # queued to the watcher's thread
 
     def _matters(self, path: str, is_dir: bool) -> bool:
+        if self.ignore is not None and Path(path).is_relative_to(self.ignore):
+            return False  # an index folder kept inside the notes: its generations come and go with each build
         try:
             parts = Path(path).relative_to(self.root).parts
         except ValueError:
@@ -90,15 +93,15 @@ class FolderWatcher(QObject):
         """The folder whose tree is watched, if any."""
         return self._root if self._observer is not None else None
 
-    def watch(self, folder: str, extensions: tuple[str, ...]) -> None:
+    def watch(self, folder: str, extensions: tuple[str, ...], ignore: Path | None = None) -> None:
         """Watch `folder`'s whole tree for changes to notes with these extensions (once: folders
-        added later are watched as they appear)."""
+        added later are watched as they appear), except under `ignore` (the index folder)."""
         root = Path(folder)
         if self._observer is not None and root == self._root and extensions == self._extensions:
             return
         self.clear()
         observer = Observer()
-        observer.schedule(_Changes(root, extensions, self._path_changed), str(root), recursive=True)
+        observer.schedule(_Changes(root, extensions, self._path_changed, ignore), str(root), recursive=True)
         try:
             observer.start()
         except OSError as exc:  # e.g. inotify's limit on watches (fs.inotify.max_user_watches)

@@ -12,14 +12,17 @@ from ..conftest import write_notes
 
 def test_saves_in_place_new_folders_and_removals_are_seen_and_nothing_else(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     notes = write_notes(tmp_path / "notes", {"a.md": "# A\n", "sub/b.md": "# B\n", ".obsidian/workspace.json": "{}"})
+    (notes / "index").mkdir()
     watcher = FolderWatcher()
-    watcher.watch(str(notes), (".md",))
+    watcher.watch(str(notes), (".md",), ignore=notes / "index")  # an index folder kept inside the notes
     assert watcher.watching == notes
     try:
         with qtbot.assertNotEmitted(watcher.folder_changed, wait=500):
             (notes / ".obsidian" / "workspace.json").write_text('{"open": 1}', encoding="utf-8")
             (notes / "picture.png").write_bytes(b"\x89PNG")
             (notes / "a.md").read_text(encoding="utf-8")  # the build reads notes: no change
+            (notes / "index" / "gen-2").mkdir()  # each build publishes a generation folder
+            (notes / "index" / "gen-2" / "notes.md").write_text("x", encoding="utf-8")
         with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
             with open(notes / "sub" / "b.md", "a", encoding="utf-8") as fh:  # appended in place
                 fh.write("more\n")
