@@ -391,9 +391,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     data["meaning_index"] = meaning = _meaning_index(lib, args, previous if kept else None, kept)
     if args.report:
         data["report"] = lib.report()
+    status = 130 if meaning["reason"] == INTERRUPTED else 0  # Ctrl+C: the shell's exit status for SIGINT
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
-        return 0
+        return status
     if damaged:
         print(f"stored index was damaged ({damaged}); rebuilt it")
     verb = "built" if report.rebuilt else "already current"
@@ -406,7 +407,10 @@ def cmd_index(args: argparse.Namespace) -> int:
         for s in report.skipped:
             print(f"  {'decoded' if s.loaded else 'skipped'}: {shown(s.path)}: {s.reason}")
     print(f"index: {lib.root}")
-    return 0
+    return status
+
+
+INTERRUPTED = "interrupted: the finished batches are kept; the next run continues"
 
 
 def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kept: Any = None) -> dict[str, Any]:
@@ -441,7 +445,7 @@ def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kep
             try:
                 lib.dense_matrix(embedder, previous, rows, progress=progress, previous_done=done)
             except (EmbeddingCancelled, KeyboardInterrupt):
-                state["reason"] = "interrupted: the finished batches are kept; the next run continues"
+                state["reason"] = INTERRUPTED
             state["seconds"] = round(time.monotonic() - t0, 2)
             if show:
                 print(file=sys.stderr)

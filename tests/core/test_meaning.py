@@ -255,3 +255,19 @@ def test_the_build_process_derives_each_analyzer_before_it_embeds(tmp_path: Path
     generation = IndexReader.open(notes, tmp_path / "index").segments[0].generation
     derived = sorted(p.name for p in generation.glob("terms-*"))
     assert derived == sorted(f"terms-{AnalyzerConfig(name).key}" for name in BASE_ANALYZERS)
+
+
+def test_ragdesk_index_interrupted_while_embedding_keeps_batches_and_exits_130(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch, capsys, e5: E5Embedder
+) -> None:
+    """Ctrl+C during the meaning index: the BM25 index and the finished batches are kept, the JSON
+    says so, and the exit status is the shell's for SIGINT (130), so a script does not carry on."""
+    from ragdesk.core import dense
+
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    monkeypatch.setattr(dense, "load_embedder", lambda spec=None: Crashing(e5, after=1))  # 4 chunks, then Ctrl+C
+    folder = write_notes(tmp_path / "n", _notes(14))
+    assert main(["index", str(folder), "--index-dir", str(tmp_path / "idx"), "--json"]) == 130
+    meaning = json.loads(capsys.readouterr().out)["meaning_index"]
+    assert meaning["reason"] == "interrupted: the finished batches are kept; the next run continues"
+    assert (meaning["embedded"], meaning["chunks"], meaning["complete"]) == (4, 14, False)
