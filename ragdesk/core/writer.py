@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import time
 from collections.abc import Callable
@@ -143,6 +145,11 @@ def write_segment(
     )
     counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
     del arrays, counts, row_len  # on disk now: not held while the derivation runs
+    vocab.clear()  # and the words (2.4 million strs at the scale corpus: ~200 MB), written as the blob
+    headings.clear()
+    batch_maps.clear()
+    if derive is not None:
+        release_freed_memory()  # the workers' derivation, starting now, is the build's peak
     derived = derive(gen) if derive is not None else None
     files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
     files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
@@ -151,8 +158,17 @@ def write_segment(
     files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
     del texts  # the note texts, on disk now
     if derived is not None:
+        release_freed_memory()  # and the note texts, written
         derived()
     return write_manifest(gen, folder, settings, counts_info, files_info)
+
+
+def release_freed_memory() -> None:
+    """Give the memory this process has freed back to the system (glibc keeps it for reuse: after a
+    scale build's batches were written, 230 of this process's 400 MB resident were free but kept).
+    A no-op where the C library has no malloc_trim."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def write_manifest(
