@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +33,53 @@ RECHECK_SHARE = 0.67  # pruning is checked again once the remaining bound fell b
 BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
 
 
+class Words(Sequence[str]):
+    """A segment's words by id, from its "\n"-joined UTF-8 blob: one looked up is one decoded (a
+    refresh reads the words of the few edited chunks, and 2.4 million strs of the scale corpus are
+    ~150 MB); walking them all decodes them all once and keeps the list."""
+
+    def __init__(self, blob: bytes) -> None:
+        self._blob = blob
+        self._starts: np.ndarray | None = None  # where each word starts, and the blob's end + 1 last
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        if self._all is not None:
+            return len(self._all)
+        return self._blob.count(b"\n") + 1 if self._blob else 0
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        if self._all is not None:
+            return self._all[i]
+        if self._starts is None:
+            newlines = np.flatnonzero(np.frombuffer(self._blob, np.uint8) == 10)
+            self._starts = np.concatenate(([0], newlines + 1, [len(self._blob) + 1]))
+        n = len(self._starts) - 1
+        if not -n <= i < n:
+            raise IndexError(f"word id {i} out of range ({n} words)")
+        i %= n
+        return self._blob[int(self._starts[i]) : int(self._starts[i + 1]) - 1].decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.all())
+
+    def all(self) -> list[str]:
+        if self._all is None:
+            self._all = self._blob.decode("utf-8").split("\n") if self._blob else []
+            self._starts = None
+        return self._all
+
+
+def word_list(words: Sequence[str]) -> list[str]:
+    """`words` as a list (what the compiled kernels take), decoded once where they are Words."""
+    return words.all() if isinstance(words, Words) else list(words) if not isinstance(words, list) else words
+
+
 @dataclass
 class ForwardIndex:
     """Per chunk (row), the word ids it contains and how often: CSR arrays."""
 
-    vocab: list[str]
+    vocab: Sequence[str]  # a list, or Words as stored
     row_ptr: np.ndarray  # int64, n_chunks + 1
     word_ids: np.ndarray  # int32
     counts: np.ndarray  # int32
@@ -339,8 +381,9 @@ def top_k(doc_ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, 
     return doc_ids[order], scores[order]
 
 
-def build_word_map(vocab: list[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+def build_word_map(vocab: Sequence[str], analyzer: Analyzer) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """For each word id, the analyzer's term ids (CSR) with multiplicities: (terms, ptr, ids, mult)."""
+    vocab = word_list(vocab)
     if analyzer.config.name == "trigrams":
         return _trigram_word_map(vocab, analyzer)
     if analyzer.config.name in ("words", "stems"):

@@ -15,7 +15,7 @@ from . import embeddings, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
 from .dense import E5Embedder, Embedder
-from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, terms_of_rows
+from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, terms_of_rows, word_list
 from .layout import Layout
 from .loader import Skipped
 from .params import IndexSettings
@@ -210,7 +210,7 @@ class IndexReader(ChunkTable, Searching):
     def _merged_forward(self) -> ForwardIndex:
         forwards = [s.forward() for s in self.segments]
         vocab = dict(zip(forwards[0].vocab, range(len(forwards[0].vocab))))  # base ids kept
-        mappings = [None, *(intern_words(vocab, f.vocab) for f in forwards[1:])]
+        mappings = [None, *(intern_words(vocab, word_list(f.vocab)) for f in forwards[1:])]
         lives = [np.flatnonzero(remap >= 0) for remap in self.layout.chunk_remap]
         row_len = np.zeros(self.n_chunks, np.int64)
         for f, live, remap in zip(forwards, lives, self.layout.chunk_remap):

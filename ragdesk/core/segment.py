@@ -20,7 +20,7 @@ from . import store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
-from .index import ForwardIndex, TermIndex, derive_term_index
+from .index import ForwardIndex, TermIndex, Words, derive_term_index
 from .orphans import worker_pool
 from .params import IndexSettings
 from .pdf import PDF_SUFFIX, page_of
@@ -285,9 +285,8 @@ def _load_paths(generation: Path, manifest: dict[str, Any]) -> list[str]:
 
 def load_forward(generation: Path) -> ForwardIndex:
     """A segment's forward index (chunk -> words with counts), memory-mapped and checked."""
-    vocab = store.load_blob(generation, "vocab").decode("utf-8")
     fwd = ForwardIndex(
-        vocab.split("\n") if vocab else [],
+        Words(store.load_blob(generation, "vocab")),
         store.load_array(generation, "fwd_ptr"),
         store.load_array(generation, "fwd_ids"),
         store.load_array(generation, "fwd_counts"),

@@ -363,3 +363,17 @@ def test_a_refresh_of_more_notes_than_delta_max_notes_merges(tmp_path: Path, mon
     four, _ = build_index(folder, tmp_path / "idx", workers=1)
     assert len(four.segments) == 1 and "base" not in four.manifest
     assert [h.path for h in four.search("gamma", k=10).hits] == ["n0.md", "n1.md", "n2.md", "n3.md"]
+
+
+def test_stored_words_are_decoded_one_at_a_time_until_all_are_walked() -> None:
+    """A refresh looks up the words of a few edited chunks: one word id, one word decoded."""
+    from ragdesk.core.index import Words, word_list
+
+    words = ["alpha", "žluťoučký", "", "omega"]
+    stored = Words("\n".join(words).encode("utf-8"))
+    assert len(stored) == 4 and [stored[i] for i in range(4)] == words and stored[-1] == "omega"
+    assert stored._all is None  # nothing decoded as a whole yet
+    with pytest.raises(IndexError):
+        stored[4]
+    assert list(stored) == words and word_list(stored) is stored.all()
+    assert len(Words(b"")) == 0 and list(Words(b"")) == []
