@@ -40,25 +40,31 @@ class Words(Sequence[str]):
 
     def __init__(self, blob: bytes) -> None:
         self._blob = blob
-        self._starts: np.ndarray | None = None  # where each word starts, and the blob's end + 1 last
+        self._starts: np.ndarray | None = None  # see _offsets
         self._all: list[str] | None = None
 
     def __len__(self) -> int:
-        if self._all is not None:
-            return len(self._all)
-        return self._blob.count(b"\n") + 1 if self._blob else 0
+        return len(self._all) if self._all is not None else len(self._offsets()) - 1
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
         if self._all is not None:
             return self._all[i]
-        if self._starts is None:
-            newlines = np.flatnonzero(np.frombuffer(self._blob, np.uint8) == 10)
-            self._starts = np.concatenate(([0], newlines + 1, [len(self._blob) + 1]))
-        n = len(self._starts) - 1
+        starts = self._offsets()
+        n = len(starts) - 1
         if not -n <= i < n:
             raise IndexError(f"word id {i} out of range ({n} words)")
         i %= n
-        return self._blob[int(self._starts[i]) : int(self._starts[i + 1]) - 1].decode("utf-8")
+        return self._blob[int(starts[i]) : int(starts[i + 1]) - 1].decode("utf-8")
+
+    def _offsets(self) -> np.ndarray:
+        """Where each word starts, then the blob's length + 1 (one numpy pass, kept)."""
+        if self._starts is None:
+            if not self._blob:
+                self._starts = np.zeros(1, np.int64)
+            else:
+                newlines = np.flatnonzero(np.frombuffer(self._blob, np.uint8) == 10)
+                self._starts = np.concatenate(([0], newlines + 1, [len(self._blob) + 1]))
+        return self._starts
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.all())
@@ -72,7 +78,9 @@ class Words(Sequence[str]):
 
 def word_list(words: Sequence[str]) -> list[str]:
     """`words` as a list (what the compiled kernels take), decoded once where they are Words."""
-    return words.all() if isinstance(words, Words) else list(words) if not isinstance(words, list) else words
+    if isinstance(words, Words):
+        return words.all()
+    return words if isinstance(words, list) else list(words)
 
 
 @dataclass

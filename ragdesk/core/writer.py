@@ -145,7 +145,7 @@ def write_segment(
     )
     counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
     del arrays, counts, row_len  # on disk now: not held while the derivation runs
-    vocab.clear()  # and the words (2.4 million strs at the scale corpus: ~200 MB), written as the blob
+    vocab.clear()  # and the words (2.4 million strs at the scale corpus), written as the blob
     headings.clear()
     batch_maps.clear()
     if derive is not None:
