@@ -178,6 +178,16 @@ def digest(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
+def _importing(frame: Any) -> bool:
+    """Whether `frame` runs inside Python's import machinery (a module half executed when the alarm
+    came would stay broken for the rest of the process)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
     """Raise ExtractionTimeout in this (main) thread after `seconds` (POSIX; elsewhere no limit)."""
@@ -186,7 +196,9 @@ def _time_limit(seconds: float) -> Iterator[None]:
         yield
         return
 
-    def expired(_signum: int, _frame: Any) -> None:
+    def expired(_signum: int, frame: Any) -> None:
+        if _importing(frame):  # not inside an import: the alarm comes again 0.1 s later
+            return
         raise ExtractionTimeout(f"reading took longer than {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expired)

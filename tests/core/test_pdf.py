@@ -117,6 +117,9 @@ def test_a_pdf_that_takes_too_long_is_reported_and_the_build_goes_on(
 ) -> None:
     folder = write_notes(tmp_path / "notes", {"n.md": "a note about apples"})
     shutil.copy(shared_data / "pdf-samples" / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf", folder / "big.pdf")
+    # pypdf's modules imported first: the 0.05 s alarm is to land in its parsing, not in an import (in
+    # this process PySide6's import hook reports an exception raised inside it as unraisable)
+    pdf.extract((shared_data / "pdf-samples" / "004-pdflatex-4-pages" / "pdflatex-4-pages.pdf").read_bytes())
     monkeypatch.setattr(pdf, "EXTRACT_TIMEOUT_S", 0.05)
     lib, report = build_index(folder, tmp_path / "idx", workers=1)
     assert lib.note_paths == ["n.md"]
@@ -168,3 +171,17 @@ def test_the_same_questions_find_the_same_notes_as_pdfs(shared_data: Path, tmp_p
     on_pdf = ev.evaluate(pdf_lib, ev.load_questions(as_pdf), AnalyzerConfig()).metrics()
     assert on_pdf["hit@5"] >= md["hit@5"] - 0.07  # within two questions of thirty
     assert on_pdf["mrr"] >= md["mrr"] - 0.05
+
+
+def test_the_time_limit_never_fires_inside_an_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module cut half-way by the alarm would stay broken; the alarm waits for its next round."""
+    import importlib
+    import sys
+
+    (tmp_path / "ragdesk_probe_module.py").write_text(
+        "import sys\nfrom ragdesk.core import pdf\nINSIDE = pdf._importing(sys._getframe())\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert importlib.import_module("ragdesk_probe_module").INSIDE is True
+    assert pdf._importing(sys._getframe()) is False
+    sys.modules.pop("ragdesk_probe_module", None)
