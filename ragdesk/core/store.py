@@ -364,8 +364,13 @@ def _temporary_pid(name: str) -> int | None:
 def remove_stale_temporaries(root: Path) -> None:
     """Remove what writers killed mid-way left behind: temporary files and folders (a derivation's
     .tmp-terms-*, a manifest's temporary) whose process is gone."""
-    candidates = [*root.glob(".*.tmp"), *root.glob("gen-*/.tmp-*"), *root.glob("gen-*/.*.tmp")]
-    candidates += [*root.glob("gen-*/delta/.*.tmp"), *root.glob("gen-*/terms-*/.*.tmp")]
+    candidates = list(root.glob(".*.tmp"))
+    for gen in root.glob("gen-*"):
+        try:
+            candidates += [*gen.glob(".tmp-*"), *gen.glob(".*.tmp"), *gen.glob("delta/.*.tmp")]
+            candidates += gen.glob("terms-*/.*.tmp")
+        except FileNotFoundError:  # pruned by a concurrent build meanwhile (glob before 3.12 does not skip it)
+            continue
     for path in candidates:
         pid = _temporary_pid(path.name)
         if pid is not None and not _pid_alive(pid):

@@ -338,3 +338,27 @@ def test_altered_index_bytes_never_rank_silently(
     except store.IndexDamaged:
         return
     assert [(h.chunk_id, h.score) for h in hits] == expected
+
+
+def test_stale_temporaries_are_found_while_a_build_prunes_a_generation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ragdesk index` opens the stored index (which looks for dead writers' temporaries) while another
+    process may prune an old generation: on Python < 3.12 glob then raised FileNotFoundError, and CI
+    saw "ragdesk: error: [Errno 2] No such file or directory: '…/gen-…'" (1 run in ~10)."""
+    root = tmp_path / "idx"
+    for gen in ("gen-1", "gen-2"):
+        (root / gen).mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = root / "gen-2" / f".tmp-terms-stems5-{int(dead.stdout)}-18c0ffee"
+    stale.mkdir()
+    real_scandir = os.scandir
+
+    def pruned_meanwhile(path):  # type: ignore[no-untyped-def]
+        if not isinstance(path, int) and os.fspath(path).endswith("gen-1"):  # listed, then removed meanwhile
+            raise FileNotFoundError(2, "No such file or directory", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", pruned_meanwhile)
+    store.remove_stale_temporaries(root)
+    assert not stale.exists()
