@@ -197,7 +197,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
         return
 
     def expired(_signum: int, frame: Any) -> None:
-        if _importing(frame):  # not inside an import: the alarm comes again 0.1 s later
+        if _importing(frame):  # never inside an import: the alarm comes again 0.1 s later
             return
         raise ExtractionTimeout(f"reading took longer than {seconds:g} s")
 

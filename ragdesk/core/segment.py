@@ -187,23 +187,28 @@ class Segment(ChunkTable):
 
     def ready(self, config: AnalyzerConfig) -> bool:
         """Whether `config`'s indexes are loaded or stored, or cheap to derive here (a small segment)."""
-        return (
-            all(cfg.key in self._terms or (self.generation / f"terms-{cfg.key}").is_dir() for cfg, _ in config.parts())
-            or len(self.forward().word_ids) < PARALLEL_DERIVE_POSTINGS
-        )
+        return not self._missing(config) or not self._large()
+
+    def _missing(self, config: AnalyzerConfig) -> list[AnalyzerConfig]:
+        """The single-index parts of `config` neither loaded nor stored."""
+        return [
+            cfg
+            for cfg, _ in config.parts()
+            if cfg.key not in self._terms and not (self.generation / f"terms-{cfg.key}").is_dir()
+        ]
+
+    def _large(self) -> bool:
+        """Large enough that deriving an index belongs in worker processes."""
+        return len(self.forward().word_ids) >= PARALLEL_DERIVE_POSTINGS
 
     def warm(self, config: AnalyzerConfig, workers: int | None = None, apart: bool = False) -> None:
         """Load or derive every index `config` needs. On a large segment, missing indexes are derived
         side by side in worker processes that read the forward index from disk and publish their
         result; this process then maps them. With `apart` even a single one is (the window: deriving
         the words index of 31,000 notes in its own process held the GIL, and the GUI, for 250 ms+)."""
-        missing = [
-            cfg
-            for cfg, _ in config.parts()
-            if cfg.key not in self._terms and not (self.generation / f"terms-{cfg.key}").is_dir()
-        ]
+        missing = self._missing(config)
         n_workers = min(len(missing), workers if workers is not None else (os.cpu_count() or 1))
-        if missing and (n_workers > 1 or apart) and len(self.forward().word_ids) >= PARALLEL_DERIVE_POSTINGS:
+        if missing and (n_workers > 1 or apart) and self._large():
             try:
                 with worker_pool(n_workers) as pool:
                     for fut in [pool.submit(derive_and_publish, str(self.generation), cfg) for cfg in missing]:
