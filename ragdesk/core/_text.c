@@ -900,6 +900,58 @@ fail:
     return NULL;
 }
 
+/* ---- looking up a term ----------------------------------------------------------------------- */
+static PyObject *find_term(PyObject *self, PyObject *args) {
+    PyObject *blob_obj, *starts_obj, *order_obj, *term;
+    if (!PyArg_ParseTuple(args, "OOOU", &blob_obj, &starts_obj, &order_obj, &term)) return NULL;
+    Py_ssize_t key_len;
+    const char *key = PyUnicode_AsUTF8AndSize(term, &key_len);
+    if (!key) return NULL;
+    Py_buffer bb, sb, ob;
+    if (get_buffer(blob_obj, &bb, 1, "blob") < 0) return NULL;
+    if (get_buffer(starts_obj, &sb, 8, "starts") < 0) {
+        PyBuffer_Release(&bb);
+        return NULL;
+    }
+    if (get_buffer(order_obj, &ob, 4, "order") < 0) {
+        PyBuffer_Release(&bb);
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    const char *blob = bb.buf;
+    const int64_t *starts = sb.buf;
+    const int32_t *order = ob.buf;
+    Py_ssize_t n = ob.len / 4, found = -1, lo = 0, hi = n;
+    int bad = sb.len / 8 != n + 1;
+    while (!bad && lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        int32_t id = order[mid];
+        if (id < 0 || id >= n || starts[id] < 0 || starts[id + 1] - 1 < starts[id] || starts[id + 1] - 1 > bb.len) {
+            bad = 1;
+            break;
+        }
+        Py_ssize_t len = (Py_ssize_t)(starts[id + 1] - 1 - starts[id]);
+        int c = memcmp(key, blob + starts[id], (size_t)(key_len < len ? key_len : len));
+        if (c == 0) c = (key_len > len) - (key_len < len);
+        if (c == 0) {
+            found = id;
+            break;
+        }
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    PyBuffer_Release(&bb);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&ob);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "order must hold each term id once and starts one offset per term + 1");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(found);
+}
+
 static PyMethodDef methods[] = {
     {"count_words", count_words, METH_VARARGS,
      "count_words(pieces, bounds, chunk_ptr) -> (vocab, row_len, word_ids, counts, n_tokens).\n"
@@ -918,6 +970,10 @@ static PyMethodDef methods[] = {
     {"intern_words", intern_words, METH_VARARGS,
      "intern_words(vocab, words) -> int32 bytes: each word's id in the dict vocab, adding an unseen word\n"
      "with the next id (len(vocab))."},
+    {"find_term", find_term, METH_VARARGS,
+     "find_term(blob, starts, order, term) -> int: the id of `term` among the \\n-joined UTF-8 terms of blob\n"
+     "(term i is blob[starts[i]:starts[i + 1] - 1], int64 starts), by binary search over order (int32 ids\n"
+     "sorted by their bytes); -1 when it is not there."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from . import kernels
 from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import DEFAULT_B, DEFAULT_K1, check_params, contributions, idf_array, length_norms
+from .lexicon import Lexicon, word_list
 from .store import IndexDamaged, preallocated_array
 from .tokenize import intern_words
 
@@ -31,56 +32,6 @@ DERIVE_MIN_CHUNKS = 1000  # per thread
 BOUND_SLICE = 1 << 22  # postings per slice when computing score bounds: bounded temporary memory
 RECHECK_SHARE = 0.67  # pruning is checked again once the remaining bound fell by a third
 BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
-
-
-class Words(Sequence[str]):
-    """A segment's words by id, from its "\n"-joined UTF-8 blob: one looked up is one decoded (a
-    refresh reads the words of the few edited chunks, and 2.4 million strs of the scale corpus are
-    ~150 MB); walking them all decodes them all once and keeps the list."""
-
-    def __init__(self, blob: bytes) -> None:
-        self._blob = blob
-        self._starts: np.ndarray | None = None  # see _offsets
-        self._all: list[str] | None = None
-
-    def __len__(self) -> int:
-        return len(self._all) if self._all is not None else len(self._offsets()) - 1
-
-    def __getitem__(self, i: int) -> str:  # type: ignore[override]
-        if self._all is not None:
-            return self._all[i]
-        starts = self._offsets()
-        n = len(starts) - 1
-        if not -n <= i < n:
-            raise IndexError(f"word id {i} out of range ({n} words)")
-        i %= n
-        return self._blob[int(starts[i]) : int(starts[i + 1]) - 1].decode("utf-8")
-
-    def _offsets(self) -> np.ndarray:
-        """Where each word starts, then the blob's length + 1 (one numpy pass, kept)."""
-        if self._starts is None:
-            if not self._blob:
-                self._starts = np.zeros(1, np.int64)
-            else:
-                newlines = np.flatnonzero(np.frombuffer(self._blob, np.uint8) == 10)
-                self._starts = np.concatenate(([0], newlines + 1, [len(self._blob) + 1]))
-        return self._starts
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.all())
-
-    def all(self) -> list[str]:
-        if self._all is None:
-            self._all = self._blob.decode("utf-8").split("\n") if self._blob else []
-            self._starts = None
-        return self._all
-
-
-def word_list(words: Sequence[str]) -> list[str]:
-    """`words` as a list (what the compiled kernels take), decoded once where they are Words."""
-    if isinstance(words, Words):
-        return words.all()
-    return words if isinstance(words, list) else list(words)
 
 
 @dataclass
@@ -149,7 +100,7 @@ class _Scored:
 class TermIndex(_Scored):
     """Term-major postings for one analyzer, with chunk lengths in that analyzer's tokens."""
 
-    terms: list[str]
+    terms: Sequence[str]  # a list as derived, a Lexicon as stored
     indptr: np.ndarray  # int64, n_terms + 1
     docs: np.ndarray  # int32 chunk ids, ascending within a term
     tfs: np.ndarray  # int32
@@ -209,14 +160,13 @@ class TermIndex(_Scored):
             self._avgdl = float(self.doc_len.sum()) / self.n_docs if self.n_docs else 0.0
         return self._avgdl
 
-    @property
-    def ids(self) -> dict[str, int]:
+    def term_id(self, term: str) -> int | None:
+        """The id of `term`: a binary search in a stored index's terms, a dict made once otherwise."""
+        if isinstance(self.terms, Lexicon):
+            return self.terms.find(term)
         if self._ids is None:
             self._ids = {t: i for i, t in enumerate(self.terms)}
-        return self._ids
-
-    def term_id(self, term: str) -> int | None:
-        return self.ids.get(term)
+        return self._ids.get(term)
 
     def df(self, term_id: int) -> int:
         return int(self.indptr[term_id + 1] - self.indptr[term_id])

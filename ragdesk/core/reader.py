@@ -15,8 +15,9 @@ from . import embeddings, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
 from .dense import E5Embedder, Embedder
-from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, terms_of_rows, word_list
+from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, terms_of_rows
 from .layout import Layout
+from .lexicon import word_list
 from .loader import Skipped
 from .params import IndexSettings
 from .paths import shown

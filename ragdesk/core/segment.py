@@ -20,7 +20,8 @@ from . import store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
-from .index import ForwardIndex, TermIndex, Words, derive_term_index
+from .index import ForwardIndex, TermIndex, derive_term_index
+from .lexicon import Lexicon, Words, sorted_ids
 from .orphans import worker_pool
 from .params import IndexSettings
 from .pdf import PDF_SUFFIX, page_of
@@ -336,6 +337,7 @@ def save_term_index(folder: Path, ti: TermIndex) -> None:
         "doc_len": ti.doc_len,
         # score bounds for the default k1 and b, so a reopened index prunes from the first query
         "bounds": ti.max_tf_weights(DEFAULT_K1, DEFAULT_B),
+        "order": ti.terms.order() if isinstance(ti.terms, Lexicon) else sorted_ids(ti.terms),  # for look-ups
     }
     in_place = {name for name in arrays if (folder / f"{name}.npy").exists()}  # written by the derivation
     files = store.write_arrays(
@@ -350,9 +352,10 @@ def save_term_index(folder: Path, ti: TermIndex) -> None:
 def load_term_index(folder: Path, n_chunks: int) -> TermIndex:
     manifest = store.read_manifest(folder)
     store.check_files(folder, manifest["files"])  # the small arrays (lengths, bounds, pointers) by checksum
-    terms = store.load_blob(folder, "terms").decode("utf-8")
+    # an index written before the sorted order was stored sorts its terms on first look-up
+    order = store.load_array(folder, "order") if "order.npy" in manifest["files"] else None
     ti = TermIndex(
-        terms.split("\n") if terms else [],
+        Lexicon(store.load_blob(folder, "terms"), order),
         store.load_array(folder, "indptr"),
         store.load_array(folder, "docs"),
         store.load_array(folder, "tfs"),
@@ -362,6 +365,12 @@ def load_term_index(folder: Path, n_chunks: int) -> TermIndex:
     need = store.require
     need(store.ascending(ti.indptr, 0, len(ti.docs)) and len(ti.tfs) == len(ti.docs), folder, "posting pointers")
     need(len(ti.indptr) == len(ti.terms) + 1 and len(bounds) == len(ti.terms), folder, "one row per term")
+    need(order is None or (len(order) == len(ti.terms) and _within(order, len(ti.terms))), folder, "term order")
     need(len(ti.doc_len) == n_chunks and (not n_chunks or ti.doc_len.min() >= 0), folder, "chunk lengths")
     ti.seed_bounds(DEFAULT_K1, DEFAULT_B, bounds)
     return ti
+
+
+def _within(ids: np.ndarray, n: int) -> bool:
+    """Every id in 0..n-1 (an empty array too)."""
+    return not len(ids) or (int(ids.min()) >= 0 and int(ids.max()) < n)

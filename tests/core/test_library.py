@@ -196,7 +196,7 @@ def test_worker_derivation_publishes_what_the_window_would_derive(lib: IndexRead
     assert not list(lib.generation.glob(".tmp-*"))
     reopened = IndexReader.open(tmp_path / "notes", tmp_path / "idx", verify=True)  # checks every CRC
     stored = reopened.term_index(cfg)
-    assert stored.terms == in_memory.terms
+    assert list(stored.terms) == list(in_memory.terms)
     for name in ("indptr", "docs", "tfs", "doc_len"):
         assert np.array_equal(getattr(stored, name), getattr(in_memory, name)), name
     assert stored.max_tf_weights(1.2, 0.75).tolist() == in_memory.max_tf_weights(1.2, 0.75).tolist()
@@ -363,17 +363,3 @@ def test_a_refresh_of_more_notes_than_delta_max_notes_merges(tmp_path: Path, mon
     four, _ = build_index(folder, tmp_path / "idx", workers=1)
     assert len(four.segments) == 1 and "base" not in four.manifest
     assert [h.path for h in four.search("gamma", k=10).hits] == ["n0.md", "n1.md", "n2.md", "n3.md"]
-
-
-def test_stored_words_are_decoded_one_at_a_time_until_all_are_walked() -> None:
-    """A refresh looks up the words of a few edited chunks: one word id, one word decoded."""
-    from ragdesk.core.index import Words, word_list
-
-    words = ["alpha", "žluťoučký", "", "omega"]
-    stored = Words("\n".join(words).encode("utf-8"))
-    assert len(stored) == 4 and [stored[i] for i in range(4)] == words and stored[-1] == "omega"
-    assert stored._all is None  # nothing decoded as a whole yet
-    with pytest.raises(IndexError):
-        stored[4]
-    assert list(stored) == words and word_list(stored) is stored.all()
-    assert len(Words(b"")) == 0 and list(Words(b"")) == []
