@@ -13,6 +13,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -689,6 +690,190 @@ done:
     return out;
 }
 
+/* ---- nearest chunks by quantized cosine ------------------------------------------------------- */
+static void heap_down(int32_t *h, Py_ssize_t k, Py_ssize_t i) {
+    for (;;) {
+        Py_ssize_t l = 2 * i + 1, m = i;
+        if (l < k && h[l] < h[m]) m = l;
+        if (l + 1 < k && h[l + 1] < h[m]) m = l + 1;
+        if (m == i) return;
+        int32_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static PyObject *near_candidates(PyObject *self, PyObject *args) {
+    PyObject *codes_obj, *query_obj;
+    Py_ssize_t k;
+    long long margin;
+    if (!PyArg_ParseTuple(args, "OOnL", &codes_obj, &query_obj, &k, &margin)) return NULL;
+    Py_buffer cb, qb;
+    if (get_buffer(codes_obj, &cb, 1, "codes") < 0) return NULL;
+    if (get_buffer(query_obj, &qb, 2, "query") < 0) {
+        PyBuffer_Release(&cb);
+        return NULL;
+    }
+    Py_ssize_t d = qb.len / 2, n = d ? cb.len / d : 0;
+    if (d == 0 || cb.len != n * d || k < 1 || margin < 0 || d > 65536) {
+        PyBuffer_Release(&cb);
+        PyBuffer_Release(&qb);
+        PyErr_SetString(PyExc_ValueError, "codes must be n rows of len(query) int8; k >= 1, margin >= 0");
+        return NULL;
+    }
+    Py_ssize_t kk = k < n ? k : n;
+    int32_t *scores = malloc(sizeof(int32_t) * (size_t)(n ? n : 1)), *heap = malloc(sizeof(int32_t) * (size_t)(kk ? kk : 1));
+    if (!scores || !heap) {
+        free(scores);
+        free(heap);
+        PyBuffer_Release(&cb);
+        PyBuffer_Release(&qb);
+        return PyErr_NoMemory();
+    }
+    const int8_t *codes = cb.buf;
+    const int16_t *q = qb.buf;
+    Py_ssize_t found = 0;
+    long long least = 0; /* the k-th largest score minus margin: what a candidate must reach */
+    Py_BEGIN_ALLOW_THREADS;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int8_t *row = codes + i * d;
+        int32_t acc = 0;
+        for (Py_ssize_t j = 0; j < d; j++) acc += (int32_t)row[j] * (int32_t)q[j];
+        scores[i] = acc;
+        if (i < kk) {
+            heap[i] = acc;
+            if (i == kk - 1)
+                for (Py_ssize_t h = kk / 2; h-- > 0;) heap_down(heap, kk, h);
+        } else if (acc > heap[0]) {
+            heap[0] = acc;
+            heap_down(heap, kk, 0);
+        }
+    }
+    least = kk ? (long long)heap[0] - margin : 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((long long)scores[i] >= least) found++;
+    Py_END_ALLOW_THREADS;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * found);
+    if (out) {
+        int64_t *ids = (int64_t *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0, w = 0; i < n; i++)
+            if ((long long)scores[i] >= least) ids[w++] = i;
+    }
+    free(scores);
+    free(heap);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&qb);
+    return out;
+}
+
+static float half_to_float[65536]; /* every float16 bit pattern's value (filled at import) */
+
+static float half_value(uint16_t h) {
+    int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    float v;
+    if (exponent == 0)
+        v = ldexpf((float)mantissa, -24); /* subnormal */
+    else if (exponent == 31)
+        v = mantissa ? NAN : INFINITY;
+    else
+        v = ldexpf((float)(mantissa | 0x400), exponent - 25);
+    return sign ? -v : v;
+}
+
+static PyObject *near_cosines(PyObject *self, PyObject *args) {
+    PyObject *rows_obj, *query_obj, *ids_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &rows_obj, &query_obj, &ids_obj)) return NULL;
+    Py_buffer rb, qb, ib;
+    if (get_buffer(rows_obj, &rb, 2, "rows") < 0) return NULL;
+    if (get_buffer(query_obj, &qb, 8, "query") < 0) {
+        PyBuffer_Release(&rb);
+        return NULL;
+    }
+    if (get_buffer(ids_obj, &ib, 8, "ids") < 0) {
+        PyBuffer_Release(&rb);
+        PyBuffer_Release(&qb);
+        return NULL;
+    }
+    Py_ssize_t d = qb.len / 8, n = d ? rb.len / 2 / d : 0, m = ib.len / 8;
+    const uint16_t *rows = rb.buf;
+    const double *q = qb.buf;
+    const int64_t *ids = ib.buf;
+    int bad = d == 0 || rb.len != 2 * n * d;
+    for (Py_ssize_t i = 0; !bad && i < m; i++) bad = ids[i] < 0 || ids[i] >= n;
+    PyObject *out = bad ? NULL : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(double) * m);
+    if (out) {
+        double *cos = (double *)PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            const uint16_t *row = rows + ids[i] * d;
+            double acc = 0.0; /* left to right, as nearest.exact_cosines sums */
+            for (Py_ssize_t j = 0; j < d; j++) acc += (double)half_to_float[row[j]] * q[j];
+            cos[i] = acc;
+        }
+        Py_END_ALLOW_THREADS;
+    }
+    PyBuffer_Release(&rb);
+    PyBuffer_Release(&qb);
+    PyBuffer_Release(&ib);
+    if (bad) PyErr_SetString(PyExc_ValueError, "rows must be n x len(query) float16 and ids within 0..n-1");
+    return out;
+}
+
+static PyObject *near_quantize(PyObject *self, PyObject *args) {
+    PyObject *rows_obj;
+    Py_ssize_t d, levels;
+    if (!PyArg_ParseTuple(args, "Onn", &rows_obj, &d, &levels)) return NULL;
+    Py_buffer rb;
+    if (get_buffer(rows_obj, &rb, 2, "rows") < 0) return NULL;
+    Py_ssize_t n = d > 0 ? rb.len / 2 / d : 0;
+    if (d <= 0 || rb.len != 2 * n * d || levels < 1 || levels > 127) {
+        PyBuffer_Release(&rb);
+        PyErr_SetString(PyExc_ValueError, "rows must be n x dim float16; 1 <= levels <= 127");
+        return NULL;
+    }
+    PyObject *codes_obj = PyBytes_FromStringAndSize(NULL, n * d), *step_obj = PyBytes_FromStringAndSize(NULL, 8 * d);
+    double *inverse = malloc(sizeof(double) * (size_t)d);
+    if (!codes_obj || !step_obj || !inverse) {
+        Py_XDECREF(codes_obj);
+        Py_XDECREF(step_obj);
+        free(inverse);
+        PyBuffer_Release(&rb);
+        return PyErr_NoMemory();
+    }
+    const uint16_t *rows = rb.buf;
+    int8_t *codes = (int8_t *)PyBytes_AS_STRING(codes_obj);
+    double *step = (double *)PyBytes_AS_STRING(step_obj), widest = 0.0, residual = 0.0;
+    Py_BEGIN_ALLOW_THREADS;
+    for (Py_ssize_t j = 0; j < d; j++) step[j] = 0.0;
+    for (Py_ssize_t i = 0; i < n; i++) /* each dimension's largest |value| */
+        for (Py_ssize_t j = 0; j < d; j++) {
+            double v = fabs((double)half_to_float[rows[i * d + j]]);
+            if (v > step[j]) step[j] = v;
+        }
+    for (Py_ssize_t j = 0; j < d; j++) {
+        step[j] = step[j] / (double)levels;
+        inverse[j] = step[j] > 0.0 ? 1.0 / step[j] : 0.0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double l1 = 0.0, r2 = 0.0;
+        for (Py_ssize_t j = 0; j < d; j++) {
+            double x = (double)half_to_float[rows[i * d + j]], c = rint(x * inverse[j]);
+            c = c > (double)levels ? (double)levels : c < -(double)levels ? -(double)levels : c;
+            codes[i * d + j] = (int8_t)c;
+            double e = x - c * step[j];
+            l1 += fabs(c);
+            r2 += e * e;
+        }
+        if (l1 > widest) widest = l1;
+        if (sqrt(r2) > residual) residual = sqrt(r2);
+    }
+    Py_END_ALLOW_THREADS;
+    free(inverse);
+    PyBuffer_Release(&rb);
+    return Py_BuildValue("NNnd", codes_obj, step_obj, (Py_ssize_t)widest, residual);
+}
+
 static PyMethodDef methods[] = {
     {"top_k", top_k, METH_VARARGS,
      "top_k(terms, n_docs, k1, k, order=None) -> (chunk ids, scores), best first (ties by chunk id).\n"
@@ -703,11 +888,25 @@ static PyMethodDef methods[] = {
     {"trigram_word_map", trigram_word_map, METH_VARARGS,
      "trigram_word_map(words) -> (terms, ptr, ids, mult): the trigram terms of every word (\"\" for none), as\n"
      "index._trigram_word_map gives them; ptr int64, ids and mult int32, as bytes."},
+    {"near_candidates", near_candidates, METH_VARARGS,
+     "near_candidates(codes, query, k, margin) -> int64 bytes: ascending ids of the rows whose integer score\n"
+     "(int8 codes, n x len(query), dot the int16 query) is at least the k-th largest score minus margin\n"
+     "(without the GIL)."},
+    {"near_cosines", near_cosines, METH_VARARGS,
+     "near_cosines(rows, query, ids) -> float64 bytes: rows[ids] (float16, n x len(query)) dot query (float64),\n"
+     "each summed left to right in float64 as nearest.exact_cosines does (without the GIL)."},
+    {"near_quantize", near_quantize, METH_VARARGS,
+     "near_quantize(rows, dim, levels) -> (codes, step, widest, residual): float16 rows (n x dim) as int8 codes\n"
+     "(bytes), step per dimension (float64 bytes: its largest |value| / levels), the largest sum of |code| over a\n"
+     "row and the largest |row - step * code| (without the GIL); as nearest.NearestRows quantizes in numpy."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel",
-                                    "Compiled kernels: BM25 top k, frequencies, term-major derivation (see index.py).", -1,
+                                    "Compiled kernels: BM25 top k, frequencies, term-major derivation (see index.py), nearest rows (nearest.py).", -1,
                                     methods};
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__kernel(void) {
+    for (uint32_t h = 0; h < 65536; h++) half_to_float[h] = half_value((uint16_t)h);
+    return PyModule_Create(&module);
+}

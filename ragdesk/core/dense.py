@@ -243,17 +243,6 @@ def choose_mode(lib: HasMeaningIndex, requested: str, spec: str | None = None) -
     return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
 
 
-def dense_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Chunks by cosine similarity (rows and query are normalized): (ids, cosines), best first."""
-    sims = np.asarray(matrix @ query.astype(matrix.dtype), dtype=np.float64)
-    k = min(k, len(sims))
-    if k <= 0:
-        return np.zeros(0, np.int64), np.zeros(0)
-    top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-    order = np.lexsort((top, -sims[top]))
-    return top[order], sims[top[order]]
-
-
 @dataclass(frozen=True)
 class Fusion:
     """How a fused rank came about: each engine's rank (None if it did not list the chunk) and share."""

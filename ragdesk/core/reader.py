@@ -19,6 +19,7 @@ from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, term
 from .layout import Layout
 from .lexicon import word_list
 from .loader import Skipped
+from .nearest import NearestRows, SegmentedNearest
 from .params import IndexSettings
 from .paths import shown
 from .search import Searching
@@ -72,7 +73,7 @@ class IndexReader(ChunkTable, Searching):
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
         self._dense: dict[str, np.ndarray] = {}  # embeddings laid out in the merged numbering, once
-        self._dense32: dict[str, np.ndarray] = {}  # the same as float32, for searching (see search_matrix)
+        self._nearest: dict[str, SegmentedNearest] = {}  # quantized, for searching (see nearest)
         self._path_index: dict[str, int] | None = None  # note path -> note index, built on first use
 
     def _sources(self) -> tuple[list[int], list[int]]:
@@ -298,12 +299,24 @@ class IndexReader(ChunkTable, Searching):
         done = [p[1] if p is not None else np.zeros(s.n_chunks, bool) for p, s in zip(parts, self.segments)]
         return self.layout.per_chunk(rows), self.layout.per_chunk(done)
 
-    def search_matrix(self, embedder: Embedder) -> np.ndarray:
-        """The embeddings as float32, kept in memory once per model: numpy multiplies float16 without
-        BLAS, 20x slower (16 ms against 0.7 ms for 8,449 x 384 here); storage stays float16."""
-        if embedder.name not in self._dense32:
-            self._dense32[embedder.name] = np.asarray(self.dense_matrix(embedder), dtype=np.float32)
-        return self._dense32[embedder.name]
+    def nearest(self, embedder: Embedder) -> SegmentedNearest:
+        """The embeddings ready for exact top-k search (computed first where missing): each segment's
+        quantized once per model and kept with the segment (int8: a quarter of the float32 copy numpy
+        would need to multiply them with BLAS; see core.nearest), never copied into one matrix."""
+        name = embedder.name
+        if name not in self._nearest:
+            if not self.has_dense(name):
+                self.dense_matrix(embedder)
+            parts = []
+            for seg in self.segments:
+                if name not in seg.nearest:
+                    rows = embeddings.load_rows(seg, name)
+                    if rows is None:
+                        raise store.IndexDamaged(f"the meaning index of {seg.generation.name} cannot be read")
+                    seg.nearest[name] = NearestRows(rows)
+                parts.append(seg.nearest[name])
+            self._nearest[name] = SegmentedNearest(parts, self.layout.chunk_remap)
+        return self._nearest[name]
 
     def dense_matrix(
         self,

@@ -16,9 +16,10 @@ import numpy as np
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1, idf
 from .chunking import Chunk
-from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, dense_top_k, rrf_fuse
+from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, rrf_fuse
 from .explain import TermRow
 from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
+from .nearest import SegmentedNearest
 from .params import SearchParams
 from .results import Hit, QueryTerm, SearchResult
 
@@ -37,7 +38,7 @@ class Searching:
     def chunk(self, chunk_id: int) -> Chunk:
         raise NotImplementedError
 
-    def search_matrix(self, embedder: Embedder) -> np.ndarray:
+    def nearest(self, embedder: Embedder) -> SegmentedNearest:
         raise NotImplementedError
 
     @property
@@ -167,8 +168,7 @@ class Searching:
         """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
         if not query.strip():
             return []
-        matrix = self.search_matrix(embedder)
-        ids, cosines = dense_top_k(matrix, embedder.embed_query(query), max(k, FUSION_DEPTH))
+        ids, cosines = self.nearest(embedder).top_k(embedder.embed_query(query), max(k, FUSION_DEPTH))
         dense = list(zip(ids.tolist(), cosines.tolist()))
         if mode == "dense":
             bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}

@@ -22,6 +22,7 @@ from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
 from .index import ForwardIndex, TermIndex, derive_term_index
 from .lexicon import Lexicon, Words, sorted_ids
+from .nearest import NearestRows
 from .orphans import worker_pool
 from .params import IndexSettings
 from .pdf import PDF_SUFFIX, page_of
@@ -129,6 +130,9 @@ class Segment(ChunkTable):
         self.note_first_chunk = np.searchsorted(self.chunk_note, np.arange(len(self.note_paths) + 1))
         self._forward: ForwardIndex | None = None
         self._terms: dict[str, TermIndex] = {}
+        # per model, the meaning index quantized for search: kept with the segment, which a refresh's
+        # reader reuses, so a refresh quantizes only its delta (see IndexReader.nearest)
+        self.nearest: dict[str, NearestRows] = {}
 
     @classmethod
     def open(cls, generation: Path, verify: bool = False) -> Segment:

@@ -1,12 +1,17 @@
 """Query latency of hybrid search beside BM25's, on a folder of any size, without hours of embedding.
 
-Latency does not depend on what the vectors mean, so this builds FOLDER's index into a temporary
-folder and stores random unit vectors (384-d, float16, like multilingual-e5-small's) as its meaning
+Latency hardly depends on what the vectors mean, so this builds FOLDER's index into a temporary
+folder and stores stand-in vectors (384-d, float16, like multilingual-e5-small's) as its meaning
 index, then times the same queries (note titles: what a person types) in BM25 and hybrid mode, top 10
 with every explanation, as `search --json` computes them: the query embedded by the real model, once
 uncached (the first time a query is typed) and once cached (typing pauses re-run it).
 
-    python tests/benchmarks/bench_hybrid.py [FOLDER] [--queries 200]
+The stand-ins are random unit vectors, or with --vectors rows drawn from a real meaning index (any
+folder's dense-e5-small-q4.npy) plus a little noise: how many rows the exact dense top k scores
+(core.nearest) depends on how e5's vectors crowd together, which random ones do not show. The dense
+top k is also timed alone beside the float32 matrix product it replaced.
+
+    python tests/benchmarks/bench_hybrid.py [FOLDER] [--queries 200] [--vectors DENSE.npy]
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 
 from ragdesk.core import embeddings, store
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import load_embedder
+from ragdesk.core.dense import FUSION_DEPTH, load_embedder
 from ragdesk.core.params import SearchParams
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -38,23 +43,38 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folder", nargs="?", default=str(DATA / "til-notes"))
     p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--vectors", help="a real meaning index's .npy to draw the stand-in rows from")
     args = p.parse_args()
+    real = np.load(args.vectors, mmap_mode="r") if args.vectors else None
     e5 = load_embedder("e5")
     with tempfile.TemporaryDirectory() as tmp:
         lib, _ = build_index(args.folder, tmp)
         rng = np.random.default_rng(0)
-        for seg in lib.segments:  # random unit rows, stored where the meaning index lives
-            rows = rng.standard_normal((seg.n_chunks, 384)).astype(np.float32)
+        for seg in lib.segments:  # unit rows, stored where the meaning index lives
+            if real is None:
+                rows = rng.standard_normal((seg.n_chunks, 384)).astype(np.float32)
+            else:
+                rows = real[rng.integers(len(real), size=seg.n_chunks)].astype(np.float32)
+                rows += rng.standard_normal(rows.shape).astype(np.float32) * 0.01
             rows /= np.linalg.norm(rows, axis=1, keepdims=True)
             store.save_array(embeddings.stored_path(seg, e5.name), rows.astype(np.float16))
         titles = sorted({Path(path).stem.replace("-", " ").replace("_", " ") for path in lib.note_paths})
         queries = [t for t in titles if 2 <= len(t.split()) <= 6][: args.queries]
         params = SearchParams()
-        lib.search(queries[0], params, mode="hybrid", embedder=e5)  # maps the vectors and the term indexes
+        first = timed(lambda: lib.search(queries[0], params, mode="hybrid", embedder=e5))  # maps and quantizes
         bm25 = [timed(lambda q=q: lib.search(q, params)) for q in queries]
         embed = [timed(lambda q=q: e5.embed_query(q)) for q in queries]  # uncached: the model runs
         hybrid = [timed(lambda q=q: lib.search(q, params, mode="hybrid", embedder=e5)) for q in queries]  # cached
+        index = lib.nearest(e5)
+        vectors = [e5.embed_query(q) for q in queries]
+        top_k = [timed(lambda v=v: index.top_k(v, FUSION_DEPTH)) for v in vectors]
+        scored = [sum(len(p.candidates(v, FUSION_DEPTH)) for p in index.parts) for v in vectors]
+        as_float32 = np.asarray(lib.dense_matrix(e5), np.float32)
+        product = [timed(lambda v=v: dense_product_top_k(as_float32, v, FUSION_DEPTH)) for v in vectors]
+        float32_mb = as_float32.nbytes / 2**20
+    source = f"rows drawn from {args.vectors}" if real is not None else "random unit vectors"
     print(f"{args.folder}: {lib.n_chunks} chunks, {len(queries)} title queries, top 10 with explanations")
+    print(f"  meaning index stand-in: {source}; first hybrid search (maps and quantizes) {first:.0f} ms")
 
     def line(label: str, ms: list[float]) -> str:
         ms = sorted(ms)
@@ -65,7 +85,20 @@ def main() -> int:
     print(line("query embedding (multilingual-e5-small, 4-bit)", embed))
     both = [h + e for h, e in zip(hybrid, embed)]
     print(line("hybrid, query typed for the first time", both))
+    print(line(f"dense top {FUSION_DEPTH}, exact over int8 codes", top_k))
+    print(
+        f"    rows scored exactly: median {statistics.median(scored):.0f} of {lib.n_chunks}; "
+        f"codes {index.nbytes / 2**20:.0f} MB in memory"
+    )
+    print(line(f"dense top {FUSION_DEPTH}, float32 matrix product", product))
+    print(f"    float32 copy {float32_mb:.0f} MB in memory")
     return 0
+
+
+def dense_product_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
+    """What the dense top k was before core.nearest: one BLAS product over a float32 copy."""
+    sims = matrix @ query
+    return np.argpartition(-sims, k - 1)[:k]
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import numpy as np
 
 from ragdesk.core import evaluate as ev
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import dense_top_k, load_embedder
+from ragdesk.core.dense import load_embedder
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
 
@@ -159,7 +159,7 @@ def measure(names: list[str], root: Path) -> list[dict[str, object]]:
         if not lib.has_dense(emb.name):
             print(f"{name}: no complete meaning index yet (run --embed)", file=sys.stderr)
             continue
-        matrix = lib.dense_matrix(emb)
+        nearest = lib.nearest(emb)
         questions = ev.load_questions(QUESTIONS / f"{name}.jsonl")
         note_of = np.asarray(lib.chunk_note).item  # chunk id -> note number
 
@@ -167,7 +167,7 @@ def measure(names: list[str], root: Path) -> list[dict[str, object]]:
         for q in questions:
             res = lib.search(q.question, SearchParams(k=DEPTH), explain=False)
             bm25 = [(h.chunk_id, h.score) for h in res.hits]
-            ids, cos = dense_top_k(matrix, emb.embed_query(q.question), DEPTH)
+            ids, cos = nearest.top_k(emb.embed_query(q.question), DEPTH)
             runs.append((q, bm25, list(zip(ids.tolist(), cos.tolist()))))
         for variant, fuse in VARIANTS.items():
             for grouped in (False, True):

@@ -10,7 +10,8 @@ import pytest
 
 from ragdesk.core import build as build_mod
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import FUSIONS, Fusion, dense_top_k, rrf_fuse
+from ragdesk.core.dense import FUSIONS, Fusion, rrf_fuse
+from ragdesk.core.nearest import NearestRows
 from ragdesk.core.reader import IndexReader
 
 from ..conftest import write_notes
@@ -37,7 +38,7 @@ def test_rrf_only_one_engine_and_ties() -> None:
 
 def test_dense_top_k_orders_by_cosine() -> None:
     m = np.array([[1, 0], [0.6, 0.8], [0, 1], [0.6, 0.8]], dtype=np.float16)
-    ids, cos = dense_top_k(m, np.array([0.6, 0.8], dtype=np.float32), 3)
+    ids, cos = NearestRows(m).top_k(np.array([0.6, 0.8], dtype=np.float32), 3)
     assert ids.tolist() == [1, 3, 2]  # equal cosines: lower chunk id first
     assert cos[0] == pytest.approx(1.0, abs=1e-3)
 
