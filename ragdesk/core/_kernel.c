@@ -807,9 +807,20 @@ static PyObject *near_cosines(PyObject *self, PyObject *args) {
         Py_BEGIN_ALLOW_THREADS;
         for (Py_ssize_t i = 0; i < m; i++) {
             const uint16_t *row = rows + ids[i] * d;
-            double acc = 0.0; /* left to right, as nearest.exact_cosines sums */
-            for (Py_ssize_t j = 0; j < d; j++) acc += (double)half_to_float[row[j]] * q[j];
-            cos[i] = acc;
+            /* four running sums, dimension j into sum j % 4, then (s0 + s1) + (s2 + s3): the order
+               nearest.exact_cosines sums in (four independent chains run ~3x faster than one) */
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+            Py_ssize_t j = 0;
+            for (; j + 4 <= d; j += 4) {
+                s0 += (double)half_to_float[row[j]] * q[j];
+                s1 += (double)half_to_float[row[j + 1]] * q[j + 1];
+                s2 += (double)half_to_float[row[j + 2]] * q[j + 2];
+                s3 += (double)half_to_float[row[j + 3]] * q[j + 3];
+            }
+            if (j < d) s0 += (double)half_to_float[row[j]] * q[j];
+            if (j + 1 < d) s1 += (double)half_to_float[row[j + 1]] * q[j + 1];
+            if (j + 2 < d) s2 += (double)half_to_float[row[j + 2]] * q[j + 2];
+            cos[i] = (s0 + s1) + (s2 + s3);
         }
         Py_END_ALLOW_THREADS;
     }
@@ -894,7 +905,7 @@ static PyMethodDef methods[] = {
      "(without the GIL)."},
     {"near_cosines", near_cosines, METH_VARARGS,
      "near_cosines(rows, query, ids) -> float64 bytes: rows[ids] (float16, n x len(query)) dot query (float64),\n"
-     "each summed left to right in float64 as nearest.exact_cosines does (without the GIL)."},
+     "summed in float64 in the order nearest.exact_cosines sums (without the GIL)."},
     {"near_quantize", near_quantize, METH_VARARGS,
      "near_quantize(rows, dim, levels) -> (codes, step, widest, residual): float16 rows (n x dim) as int8 codes\n"
      "(bytes), step per dimension (float64 bytes: its largest |value| / levels), the largest sum of |code| over a\n"

@@ -20,15 +20,21 @@ SLACK = 1e-6  # relative headroom on the error bound, for float rounding in comp
 
 
 def exact_cosines(rows: np.ndarray, query: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
-    """Rows `ids` (all by default) dot `query` in float64, summed left to right: a fixed order, so a
-    row gets the same float whichever rows it is scored with (float16 x float32 products are exact).
-    Compiled for float16 rows (`_kernel.near_cosines`), else numpy's running sum: the same floats."""
+    """Rows `ids` (all by default) dot `query` in float64 in a fixed order, so a row gets the same
+    float whichever rows it is scored with (float16 x float32 products are exact): four running sums
+    (dimension j into sum j % 4), then (s0 + s1) + (s2 + s3). Compiled for float16 rows
+    (`_kernel.near_cosines`), else numpy's running sums over the four lanes: the same floats."""
     ids = np.arange(len(rows), dtype=np.int64) if ids is None else np.asarray(ids, np.int64)
     q = np.asarray(query, np.float64)
     if kernels.RANKING is not None and rows.dtype == np.float16 and rows.flags.c_contiguous and len(q):
         return np.frombuffer(kernels.RANKING.near_cosines(rows, q, ids), np.float64)
     products = np.asarray(rows[ids], np.float64) * q
-    return np.cumsum(products, axis=1)[:, -1] if products.shape[1] else np.zeros(len(ids))
+    if not products.shape[1]:
+        return np.zeros(len(ids))
+    padded = np.zeros((len(ids), -(-products.shape[1] // 4) * 4))  # + 0.0 leaves a sum as it is
+    padded[:, : products.shape[1]] = products
+    lanes = np.cumsum(padded.reshape(len(ids), -1, 4), axis=1)[:, -1]
+    return (lanes[:, 0] + lanes[:, 1]) + (lanes[:, 2] + lanes[:, 3])
 
 
 def best_first(ids: np.ndarray, cosines: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
