@@ -8,6 +8,7 @@ unseen until F5. Bursts of events (a `git checkout`) coalesce into one refresh a
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -73,8 +74,10 @@ class FolderWatcher(QObject):
     """Emits `folder_changed` once things on disk have been quiet for QUIET_MS after a change."""
 
     folder_changed = Signal()
+    watch_started = Signal()  # the watches are in place (set up on a thread, see _start)
     watch_failed = Signal(str)  # why changes on disk are not seen (e.g. the system's watch limit)
     _path_changed = Signal()  # emitted on watchdog's thread
+    _start_failed = Signal(object, str)  # (observer, why), emitted on the starting thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -83,7 +86,9 @@ class FolderWatcher(QObject):
         self._timer.setInterval(QUIET_MS)
         self._timer.timeout.connect(self.folder_changed)
         self._path_changed.connect(self._on_path_changed)
+        self._start_failed.connect(self._on_start_failed)
         self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._starting: threading.Thread | None = None
         self._root: Path | None = None
         self._extensions: tuple[str, ...] = ()
         self.enabled = True
@@ -102,19 +107,35 @@ class FolderWatcher(QObject):
         self.clear()
         observer = Observer()
         observer.schedule(_Changes(root, extensions, self._path_changed, ignore), str(root), recursive=True)
-        try:
-            observer.start()
-        except OSError as exc:  # e.g. inotify's limit on watches (fs.inotify.max_user_watches)
-            self.watch_failed.emit(f"Changes on disk are not watched ({exc}); press F5 after editing notes.")
-            return
         self._observer, self._root, self._extensions = observer, root, extensions
+        self._starting = threading.Thread(target=self._start, args=(observer,), name="ragdesk-watch", daemon=True)
+        self._starting.start()
+
+    def _start(self, observer: Observer) -> None:  # type: ignore[valid-type]
+        """On a thread: watchdog adds one watch per folder as it starts, 77-167 ms for the scale corpus
+        (31,000 notes), which stalled the window when it ran on the GUI thread."""
+        try:
+            observer.start()  # type: ignore[attr-defined]
+        except OSError as exc:  # e.g. inotify's limit on watches (fs.inotify.max_user_watches)
+            self._start_failed.emit(observer, f"Changes on disk are not watched ({exc}); press F5 after editing notes.")
+            return
+        self.watch_started.emit()
+
+    def _on_start_failed(self, observer: Observer, line: str) -> None:  # type: ignore[valid-type]
+        if observer is self._observer:
+            self._observer, self._root = None, None
+        self.watch_failed.emit(line)
 
     def clear(self) -> None:
         self._timer.stop()
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            starting.join()  # still adding watches (a folder changed within ~0.2 s of being opened)
         observer, self._observer, self._root = self._observer, None, None
         if observer is not None:
             observer.stop()
-            observer.join()
+            if observer.is_alive():
+                observer.join()
 
     def _on_path_changed(self) -> None:
         if self.enabled:

@@ -14,7 +14,8 @@ def test_saves_in_place_new_folders_and_removals_are_seen_and_nothing_else(qtbot
     notes = write_notes(tmp_path / "notes", {"a.md": "# A\n", "sub/b.md": "# B\n", ".obsidian/workspace.json": "{}"})
     (notes / "index").mkdir()
     watcher = FolderWatcher()
-    watcher.watch(str(notes), (".md",), ignore=notes / "index")  # an index folder kept inside the notes
+    with qtbot.waitSignal(watcher.watch_started, timeout=5000):  # watches are added on a thread
+        watcher.watch(str(notes), (".md",), ignore=notes / "index")  # an index folder kept inside the notes
     assert watcher.watching == notes
     try:
         with qtbot.assertNotEmitted(watcher.folder_changed, wait=500):
@@ -38,3 +39,22 @@ def test_saves_in_place_new_folders_and_removals_are_seen_and_nothing_else(qtbot
     finally:
         watcher.clear()
     assert watcher.watching is None
+
+
+def test_a_folder_that_cannot_be_watched_says_so_and_is_not_watching(qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The system's watch limit reached: one line saying to press F5, from the starting thread."""
+    from watchdog.observers import Observer
+
+    def refused(self):  # type: ignore[no-untyped-def]
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(Observer, "start", refused)
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n"})
+    watcher = FolderWatcher()
+    with qtbot.waitSignal(watcher.watch_failed, timeout=5000) as failed:
+        watcher.watch(str(notes), (".md",))
+    assert failed.args == [
+        "Changes on disk are not watched ([Errno 28] inotify watch limit reached); press F5 after editing notes."
+    ]
+    assert watcher.watching is None
+    watcher.clear()
