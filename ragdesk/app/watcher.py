@@ -77,7 +77,7 @@ class FolderWatcher(QObject):
     watch_started = Signal()  # the watches are in place (set up on a thread, see _start)
     watch_failed = Signal(str)  # why changes on disk are not seen (e.g. the system's watch limit)
     _path_changed = Signal()  # emitted on watchdog's thread
-    _start_failed = Signal(object, str)  # (observer, why), emitted on the starting thread
+    _start_done = Signal(object, str)  # (observer, why it failed or ""), emitted on the starting thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -86,9 +86,10 @@ class FolderWatcher(QObject):
         self._timer.setInterval(QUIET_MS)
         self._timer.timeout.connect(self.folder_changed)
         self._path_changed.connect(self._on_path_changed)
-        self._start_failed.connect(self._on_start_failed)
+        self._start_done.connect(self._on_start_done)
         self._observer: Observer | None = None  # type: ignore[valid-type]
         self._starting: threading.Thread | None = None
+        self.ready = False  # the watches of the folder being watched are in place
         self._root: Path | None = None
         self._extensions: tuple[str, ...] = ()
         self.enabled = True
@@ -107,7 +108,7 @@ class FolderWatcher(QObject):
         self.clear()
         observer = Observer()
         observer.schedule(_Changes(root, extensions, self._path_changed, ignore), str(root), recursive=True)
-        self._observer, self._root, self._extensions = observer, root, extensions
+        self._observer, self._root, self._extensions, self.ready = observer, root, extensions, False
         self._starting = threading.Thread(target=self._start, args=(observer,), name="ragdesk-watch", daemon=True)
         self._starting.start()
 
@@ -117,21 +118,26 @@ class FolderWatcher(QObject):
         try:
             observer.start()  # type: ignore[attr-defined]
         except OSError as exc:  # e.g. inotify's limit on watches (fs.inotify.max_user_watches)
-            self._start_failed.emit(observer, f"Changes on disk are not watched ({exc}); press F5 after editing notes.")
+            self._start_done.emit(observer, f"Changes on disk are not watched ({exc}); press F5 after editing notes.")
             return
-        self.watch_started.emit()
+        self._start_done.emit(observer, "")
 
-    def _on_start_failed(self, observer: Observer, line: str) -> None:  # type: ignore[valid-type]
-        if observer is self._observer:
+    def _on_start_done(self, observer: Observer, failure: str) -> None:  # type: ignore[valid-type]
+        if observer is not self._observer:
+            return  # a folder left meanwhile
+        if failure:
             self._observer, self._root = None, None
-        self.watch_failed.emit(line)
+            self.watch_failed.emit(failure)
+            return
+        self.ready = True
+        self.watch_started.emit()
 
     def clear(self) -> None:
         self._timer.stop()
         starting, self._starting = self._starting, None
         if starting is not None:
             starting.join()  # still adding watches (a folder changed within ~0.2 s of being opened)
-        observer, self._observer, self._root = self._observer, None, None
+        observer, self._observer, self._root, self.ready = self._observer, None, None, False
         if observer is not None:
             observer.stop()
             if observer.is_alive():

@@ -16,7 +16,7 @@ def test_saves_in_place_new_folders_and_removals_are_seen_and_nothing_else(qtbot
     watcher = FolderWatcher()
     with qtbot.waitSignal(watcher.watch_started, timeout=5000):  # watches are added on a thread
         watcher.watch(str(notes), (".md",), ignore=notes / "index")  # an index folder kept inside the notes
-    assert watcher.watching == notes
+    assert watcher.watching == notes and watcher.ready
     try:
         with qtbot.assertNotEmitted(watcher.folder_changed, wait=500):
             (notes / ".obsidian" / "workspace.json").write_text('{"open": 1}', encoding="utf-8")
@@ -38,7 +38,7 @@ def test_saves_in_place_new_folders_and_removals_are_seen_and_nothing_else(qtbot
             (notes / "sub" / "b.md").write_text("# B again\n", encoding="utf-8")
     finally:
         watcher.clear()
-    assert watcher.watching is None
+    assert watcher.watching is None and not watcher.ready
 
 
 def test_a_folder_that_cannot_be_watched_says_so_and_is_not_watching(qtbot, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -56,5 +56,5 @@ def test_a_folder_that_cannot_be_watched_says_so_and_is_not_watching(qtbot, tmp_
     assert failed.args == [
         "Changes on disk are not watched ([Errno 28] inotify watch limit reached); press F5 after editing notes."
     ]
-    assert watcher.watching is None
+    assert watcher.watching is None and not watcher.ready
     watcher.clear()

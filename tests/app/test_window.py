@@ -261,6 +261,7 @@ def test_results_model_passes_modeltester(window: MainWindow, qtbot, qtmodeltest
 
 def test_changes_on_disk_refresh_automatically(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     assert window.watcher.watching == notes.resolve()
+    qtbot.waitUntil(lambda: window.watcher.ready, timeout=5000)  # the watches are added on a thread
     with qtbot.waitSignal(window.library_loaded, timeout=15000):
         (notes / "cs" / "nova.md").write_text("# Nová\n\nzirafa na prochazce\n", encoding="utf-8")
         (notes / "git.md").write_text("# Git\n\nRebase was rewritten entirely.\n", encoding="utf-8")
