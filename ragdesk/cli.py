@@ -364,7 +364,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     try:
         previous = IndexReader.open(folder, args.index_dir, verify=args.verify)
         # the meaning index's rows (complete or not), mapped before a rebuild removes their generation
-        kept = previous.embedded_rows(embedder_name(args.embedder))
+        kept = previous.embedded_parts(embedder_name(args.embedder))
     except IndexDamaged as exc:
         damaged = str(exc) if args.verify else None
     except IndexMissing:
@@ -388,7 +388,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
-    data["meaning_index"] = meaning = _meaning_index(lib, args, previous if kept else None, kept)
+    rows = previous.embedded_rows(embedder_name(args.embedder), kept) if previous is not None and kept else None
+    data["meaning_index"] = meaning = _meaning_index(lib, args, previous if rows else None, rows)
     if args.report:
         data["report"] = lib.report()
     status = 130 if meaning["reason"] == INTERRUPTED else 0  # Ctrl+C: the shell's exit status for SIGINT

