@@ -318,12 +318,12 @@ class IndexReader(ChunkTable, Searching):
                 self.dense_matrix(embedder)
             parts = []
             for seg in self.segments:
-                if name not in seg.nearest:
+                if name not in seg.nearest_rows:
                     rows = embeddings.load_rows(seg, name)
                     if rows is None:
                         raise store.IndexDamaged(f"the meaning index of {seg.generation.name} cannot be read")
-                    seg.nearest[name] = NearestRows(rows)
-                parts.append(seg.nearest[name])
+                    seg.nearest_rows[name] = NearestRows(rows)
+                parts.append(seg.nearest_rows[name])
             self._nearest[name] = SegmentedNearest(parts, self.layout.chunk_remap)
         return self._nearest[name]
 

@@ -132,7 +132,7 @@ class Segment(ChunkTable):
         self._terms: dict[str, TermIndex] = {}
         # per model, the meaning index quantized for search: kept with the segment, which a refresh's
         # reader reuses, so a refresh quantizes only its delta (see IndexReader.nearest)
-        self.nearest: dict[str, NearestRows] = {}
+        self.nearest_rows: dict[str, NearestRows] = {}
 
     @classmethod
     def open(cls, generation: Path, verify: bool = False) -> Segment:
