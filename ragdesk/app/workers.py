@@ -76,14 +76,14 @@ class ChildProcess:
     imported the core by the time a refresh comes: a cold start costs about a second, most of what
     an edit used to wait for before it showed."""
 
-    def __init__(self, name: str, delay_s: float = 0.0) -> None:
+    def __init__(self, name: str, delay_s: float = 0.0, prepare: tuple[Any, ...] = ()) -> None:
         ctx = get_context("spawn")
         self.tasks: Any = ctx.Queue()
         self.queue: Any = ctx.Queue()
         self.cancel = ctx.Event()
         self.proc = ctx.Process(
             target=serve_one,
-            args=(self.tasks, self.queue, self.cancel, os.getpid(), "ragdesk.core.jobs", delay_s),
+            args=(self.tasks, self.queue, self.cancel, os.getpid(), "ragdesk.core.jobs", delay_s, prepare),
             name=name,
         )
         self.proc.start()
@@ -215,7 +215,9 @@ class BuildWorker(QObject):
                 self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged, msg.meaning_follows))
             self._embedding = msg.meaning_follows
             if self._spare is None:  # ready for the next refresh (an edit), while this one embeds or exits
-                self._spare = ChildProcess("indexing", SPARE_DELAY_S)
+                # with this index opened: a refresh starts from it (core.jobs.prepare)
+                prepare = (request.folder, request.index_dir, request.analyzer)
+                self._spare = ChildProcess("indexing", SPARE_DELAY_S, prepare)
             return reader is None or not msg.meaning_follows
         if isinstance(msg, MeaningIndexed):
             self.meaning_indexed.emit(msg)

@@ -10,6 +10,7 @@ The Evaluate dialog's experiments run the same way (`eval_job`): the chunk-size 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import time
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import store
 from .analyzers import BASE_ANALYZERS, AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
 from .dense import DenseUnavailable, Embedder, load_embedder
@@ -171,6 +173,28 @@ class _Pace:
         return False
 
 
+_PREPARED: dict[tuple[str, str | None], IndexReader] = {}  # see prepare
+
+
+def prepare(folder: str, index_dir: str | None, analyzer: AnalyzerConfig) -> None:
+    """In the process kept for the next build, while it waits: open `folder`'s current index with
+    `analyzer`'s parts mapped, the refresh that comes next starts from (0.15 s at 31,000 notes)."""
+    with contextlib.suppress(IndexMissing, IndexDamaged, OSError):
+        reader = IndexReader.open(folder, index_dir)
+        reader.warm(analyzer)
+        _PREPARED[(folder, index_dir)] = reader
+
+
+def _open_previous(job: BuildJob) -> IndexReader:
+    """The index the build starts from: the one `prepare` opened when it is still the current
+    generation (generations never change once published), else opened now, sharing its base."""
+    prepared = _PREPARED.pop((job.folder, job.index_dir), None)
+    if prepared is not None and not job.verify and store.current_generation(prepared.root) == prepared.generation:
+        return prepared
+    reuse = prepared if not job.verify else None
+    return IndexReader.open(job.folder, job.index_dir, verify=job.verify, reuse=reuse)
+
+
 def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
     """Child-process entry point: build or refresh `job.folder`'s index, reporting on `queue`."""
     if job.parent_pid is not None:  # the window: a killed window must not leave its build running
@@ -185,7 +209,7 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
     try:
         previous = None
         try:
-            previous = IndexReader.open(job.folder, job.index_dir, verify=job.verify)
+            previous = _open_previous(job)
             if previous.settings == job.settings:
                 previous.warm(job.analyzer)
                 queue.put(Opened())

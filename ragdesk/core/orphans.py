@@ -59,17 +59,24 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     )
 
 
-def serve_one(tasks: Any, queue: Any, cancel: Any, parent_pid: int, preload: str, delay_s: float) -> None:
+def serve_one(
+    tasks: Any, queue: Any, cancel: Any, parent_pid: int, preload: str, delay_s: float, prepare: tuple[Any, ...] = ()
+) -> None:
     """Child-process entry point of a process started ahead of need. After `delay_s` (not competing
     for the CPU with the work that just finished) it imports `preload`, about a second of a cold start
-    that an edit should not wait for; then it runs the one `(target, job, environ)` it is given,
-    `target(job, queue, cancel)` in the parent's environment as it is now (as a process spawned now
-    would inherit it: the cache folder, say), and exits (None: exit at once)."""
+    that an edit should not wait for, and calls `preload.prepare(*prepare)` when `prepare` is given
+    (what the coming task can start from; a failure there is the task's to meet); then it runs the one
+    `(target, job, environ)` it is given, `target(job, queue, cancel)` in the parent's environment as
+    it is now (as a process spawned now would inherit it: the cache folder, say), and exits (None:
+    exit at once)."""
     exit_with_parent(parent_pid)
     try:
         task = tasks.get(timeout=delay_s)
     except queues.Empty:
-        importlib.import_module(preload)
+        module = importlib.import_module(preload)
+        if prepare:
+            with contextlib.suppress(Exception):
+                module.prepare(*prepare)
         task = tasks.get()
     if task is not None:
         target, job, environ = task

@@ -363,3 +363,48 @@ def test_a_refresh_of_more_notes_than_delta_max_notes_merges(tmp_path: Path, mon
     four, _ = build_index(folder, tmp_path / "idx", workers=1)
     assert len(four.segments) == 1 and "base" not in four.manifest
     assert [h.path for h in four.search("gamma", k=10).hits] == ["n0.md", "n1.md", "n2.md", "n3.md"]
+
+
+def test_a_build_starts_from_the_index_its_process_opened_while_waiting_unless_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process kept for the next refresh opens the current index while it waits (core.jobs.prepare):
+    the refresh uses it as it is when it is still current, and opens the current one when another
+    build published since (sharing the base); either way the edit is what gets indexed."""
+    import threading
+
+    from ragdesk.core import jobs
+
+    folder = write_notes(tmp_path / "notes", {f"n{i}.md": f"# N{i}\n\nalpha note {i}\n" for i in range(30)})
+    idx = str(tmp_path / "idx")
+    job = jobs.BuildJob(str(folder), idx, IndexSettings(), AnalyzerConfig())
+    messages: list[object] = []
+
+    class Queue:
+        put = messages.append
+
+    jobs.build_job(job, Queue(), threading.Event())
+    opened: list[str] = []
+    real_open = IndexReader.open.__func__  # type: ignore[attr-defined]
+
+    def counting(cls, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append("open")
+        return real_open(cls, *args, **kwargs)
+
+    jobs.prepare(str(folder), idx, AnalyzerConfig())
+    prepared = jobs._PREPARED[(str(folder), idx)]
+    monkeypatch.setattr(IndexReader, "open", classmethod(counting))
+    (folder / "n3.md").write_text("# N3\n\nbeta edited\n", encoding="utf-8")
+    jobs.build_job(job, Queue(), threading.Event())
+    assert opened == [] and (str(folder), idx) not in jobs._PREPARED  # started from the prepared index
+    assert [h.path for h in real_open(IndexReader, folder, idx).search("beta").hits] == ["n3.md"]
+
+    jobs.prepare(str(folder), idx, AnalyzerConfig())  # then another build publishes before the refresh
+    (folder / "n5.md").write_text("# N5\n\ndelta edited\n", encoding="utf-8")
+    build_index(folder, idx, workers=1)
+    opened.clear()
+    (folder / "n4.md").write_text("# N4\n\ngamma edited\n", encoding="utf-8")
+    jobs.build_job(job, Queue(), threading.Event())
+    assert opened == ["open"]  # the current generation, opened now
+    lib = real_open(IndexReader, folder, idx)
+    assert [h.path for h in lib.search("gamma").hits] == ["n4.md"] and prepared.generation != lib.generation
