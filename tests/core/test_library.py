@@ -408,3 +408,30 @@ def test_a_build_starts_from_the_index_its_process_opened_while_waiting_unless_i
     assert opened == ["open"]  # the current generation, opened now
     lib = real_open(IndexReader, folder, idx)
     assert [h.path for h in lib.search("gamma").hits] == ["n4.md"] and prepared.generation != lib.generation
+
+
+def test_an_index_opened_ahead_under_another_cache_folder_is_not_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The task brings the window's environment as it is now: when the cache folder moved since the
+    process opened the index ahead, the refresh builds in the new cache folder (build_index takes a
+    previous index only when it is the current generation of the folder it writes to)."""
+    import threading
+
+    from ragdesk.core import jobs
+
+    folder = write_notes(tmp_path / "notes", {"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+    job = jobs.BuildJob(str(folder), None, IndexSettings(), AnalyzerConfig())
+    messages: list[object] = []
+
+    class Queue:
+        put = messages.append
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-1"))
+    jobs.build_job(job, Queue(), threading.Event())
+    jobs.prepare(str(folder), None, AnalyzerConfig())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-2"))
+    jobs.build_job(job, Queue(), threading.Event())
+    assert not list((tmp_path / "cache-1").rglob("delta"))  # nothing built on the index opened ahead
+    assert [h.path for h in IndexReader.open(folder).search("beta").hits] == ["b.md"]
+    assert IndexReader.open(folder).root.is_relative_to(tmp_path / "cache-2")
