@@ -444,7 +444,7 @@ def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kep
 
             rows, done = kept if kept is not None else (None, None)
             try:
-                lib.dense_matrix(embedder, previous, rows, progress=progress, previous_done=done)
+                lib.segment_dense(embedder, previous, rows, progress=progress, previous_done=done)
             except (EmbeddingCancelled, KeyboardInterrupt):
                 state["reason"] = INTERRUPTED
             state["seconds"] = round(time.monotonic() - t0, 2)

@@ -287,7 +287,7 @@ def embed_index(
     if embedded < chunks:
         queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
     rows, done = kept if kept is not None else (None, None)
-    reader.dense_matrix(embedder, previous, rows, progress=progress, cancelled=cancelled, previous_done=done)
+    reader.segment_dense(embedder, previous, rows, progress=progress, cancelled=cancelled, previous_done=done)
     queue.put(MeaningIndexed(embedder.name, count, time.monotonic() - t0))
 
 

@@ -314,16 +314,11 @@ class IndexReader(ChunkTable, Searching):
         would need to multiply them with BLAS; see core.nearest), never copied into one matrix."""
         name = embedder.name
         if name not in self._nearest:
-            if not self.has_dense(name):
-                self.dense_matrix(embedder)
-            parts = []
-            for seg in self.segments:
-                if name not in seg.nearest_rows:
-                    rows = embeddings.load_rows(seg, name)
-                    if rows is None:
-                        raise store.IndexDamaged(f"the meaning index of {seg.generation.name} cannot be read")
-                    seg.nearest_rows[name] = NearestRows(rows)
-                parts.append(seg.nearest_rows[name])
+            if any(name not in seg.nearest_rows for seg in self.segments):
+                for seg, rows in zip(self.segments, self.segment_dense(embedder)):
+                    if name not in seg.nearest_rows:
+                        seg.nearest_rows[name] = NearestRows(rows)
+            parts = [seg.nearest_rows[name] for seg in self.segments]
             self._nearest[name] = SegmentedNearest(parts, self.layout.chunk_remap)
         return self._nearest[name]
 
@@ -336,21 +331,37 @@ class IndexReader(ChunkTable, Searching):
         cancelled: embeddings.Cancelled | None = None,
         previous_done: np.ndarray | None = None,
     ) -> np.ndarray:
-        """The chunks' embeddings (float16, memory-mapped), computed and stored on first use, each
-        segment its own, in batches that survive a crash (see core.embeddings). With `previous` (the
-        index this one refreshed) and its embeddings, the rows of unchanged notes are copied, so only
-        new and changed chunks are embedded again."""
+        """The chunks' embeddings in the merged numbering (see `segment_dense`; laying out a base and a
+        delta copies them, so the build and the search use each segment's own)."""
         stored = self.stored_dense(embedder.name)
         if stored is not None:
             return stored
+        rows = self.segment_dense(embedder, previous, previous_rows, progress, cancelled, previous_done)
+        self._dense[embedder.name] = self.layout.per_chunk(rows)
+        return self._dense[embedder.name]
+
+    def segment_dense(
+        self,
+        embedder: Embedder,
+        previous: IndexReader | None = None,
+        previous_rows: np.ndarray | None = None,
+        progress: embeddings.ProgressFn | None = None,
+        cancelled: embeddings.Cancelled | None = None,
+        previous_done: np.ndarray | None = None,
+    ) -> list[np.ndarray]:
+        """Each segment's embeddings (float16): the stored ones memory-mapped, the rest computed and
+        stored, in batches that survive a crash (see core.embeddings; kept in memory when the cache is
+        read-only). With `previous` (the index this one refreshed) and its embeddings, the rows of
+        unchanged notes are copied, so only new and changed chunks are embedded again."""
+        rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
+        if all(row is not None for row in rows):
+            return rows  # type: ignore[return-value]
         if previous is not None and previous_rows is None:
             previous_rows = previous.stored_dense(embedder.name)
-        plans = []
-        rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
-        for seg, row in zip(self.segments, rows):
-            if row is None:
-                plans.append(embeddings.plan_segment(seg, embedder.name, previous, previous_rows, previous_done))
+        plans = [
+            embeddings.plan_segment(seg, embedder.name, previous, previous_rows, previous_done)
+            for seg, row in zip(self.segments, rows)
+            if row is None
+        ]
         filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
-        matrices = [row if row is not None else next(filled) for row in rows]
-        self._dense[embedder.name] = self.layout.per_chunk(matrices)
-        return self._dense[embedder.name]
+        return [row if row is not None else next(filled) for row in rows]

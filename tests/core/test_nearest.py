@@ -111,3 +111,27 @@ def test_a_refreshed_index_ranks_base_and_delta_as_one_matrix_and_quantizes_only
             ids, cos = index.top_k(query, k)
             want_ids, want_cos = exhaustive_top_k(merged, query, k)
             assert ids.tolist() == want_ids.tolist() and cos.tolist() == want_cos.tolist(), (text, k)
+
+
+def test_a_read_only_cache_still_searches_by_meaning(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Embeddings that cannot be stored stay in memory and are searched from there: the same hits and
+    cosines as when they are stored."""
+    from ragdesk.core import store
+    from ragdesk.core.build import build_index
+
+    from ..conftest import write_notes
+    from .test_dense import HashEmbedder
+
+    notes = {"a.md": "# Cats\n\ncats purr and sleep", "b.md": "# Dogs\n\ndogs bark", "c.md": "# Birds\n\nbirds sing"}
+    stored, _ = build_index(write_notes(tmp_path / "n1", notes), tmp_path / "idx1", workers=1)
+    want = stored.search("dogs bark", mode="dense", embedder=HashEmbedder()).hits
+    lib, _ = build_index(write_notes(tmp_path / "n2", notes), tmp_path / "idx2", workers=1)
+
+    def refused(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(store, "preallocated_array", refused)
+    monkeypatch.setattr(store, "save_array", refused)
+    got = lib.search("dogs bark", mode="dense", embedder=HashEmbedder()).hits
+    assert not list(lib.generation.glob("dense-*"))  # nothing stored
+    assert [(h.path, h.score) for h in got] == [(h.path, h.score) for h in want] and got[0].path == "b.md"
