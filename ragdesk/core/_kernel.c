@@ -710,11 +710,7 @@ static PyObject *near_candidates(PyObject *self, PyObject *args) {
     long long margin;
     if (!PyArg_ParseTuple(args, "OOnL", &codes_obj, &query_obj, &k, &margin)) return NULL;
     Py_buffer cb, qb;
-    if (get_buffer(codes_obj, &cb, 1, "codes") < 0) return NULL;
-    if (get_buffer(query_obj, &qb, 2, "query") < 0) {
-        PyBuffer_Release(&cb);
-        return NULL;
-    }
+    if (get_buffers(2, codes_obj, &cb, 1, "codes", query_obj, &qb, 2, "query") < 0) return NULL;
     Py_ssize_t d = qb.len / 2, n = d ? cb.len / d : 0;
     if (d == 0 || cb.len != n * d || k < 1 || margin < 0 || d > 65536) {
         PyBuffer_Release(&cb);
@@ -785,16 +781,7 @@ static PyObject *near_cosines(PyObject *self, PyObject *args) {
     PyObject *rows_obj, *query_obj, *ids_obj;
     if (!PyArg_ParseTuple(args, "OOO", &rows_obj, &query_obj, &ids_obj)) return NULL;
     Py_buffer rb, qb, ib;
-    if (get_buffer(rows_obj, &rb, 2, "rows") < 0) return NULL;
-    if (get_buffer(query_obj, &qb, 8, "query") < 0) {
-        PyBuffer_Release(&rb);
-        return NULL;
-    }
-    if (get_buffer(ids_obj, &ib, 8, "ids") < 0) {
-        PyBuffer_Release(&rb);
-        PyBuffer_Release(&qb);
-        return NULL;
-    }
+    if (get_buffers(3, rows_obj, &rb, 2, "rows", query_obj, &qb, 8, "query", ids_obj, &ib, 8, "ids") < 0) return NULL;
     Py_ssize_t d = qb.len / 8, n = d ? rb.len / 2 / d : 0, m = ib.len / 8;
     const uint16_t *rows = rb.buf;
     const double *q = qb.buf;

@@ -271,11 +271,7 @@ static PyObject *count_words(PyObject *self, PyObject *args) {
     PyObject *pieces, *bounds_obj, *ptr_obj;
     if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &pieces, &bounds_obj, &ptr_obj)) return NULL;
     Py_buffer bb, pb;
-    if (get_buffer(bounds_obj, &bb, 8, "bounds") < 0) return NULL;
-    if (get_buffer(ptr_obj, &pb, 8, "chunk_ptr") < 0) {
-        PyBuffer_Release(&bb);
-        return NULL;
-    }
+    if (get_buffers(2, bounds_obj, &bb, 8, "bounds", ptr_obj, &pb, 8, "chunk_ptr") < 0) return NULL;
     const int64_t *bounds = bb.buf, *ptr = pb.buf;
     Py_ssize_t n_pieces = PyList_GET_SIZE(pieces), n_chunks = pb.len / 8 - 1;
     PyObject *out = NULL;
@@ -908,16 +904,8 @@ static PyObject *find_term(PyObject *self, PyObject *args) {
     const char *key = PyUnicode_AsUTF8AndSize(term, &key_len);
     if (!key) return NULL;
     Py_buffer bb, sb, ob;
-    if (get_buffer(blob_obj, &bb, 1, "blob") < 0) return NULL;
-    if (get_buffer(starts_obj, &sb, 8, "starts") < 0) {
-        PyBuffer_Release(&bb);
+    if (get_buffers(3, blob_obj, &bb, 1, "blob", starts_obj, &sb, 8, "starts", order_obj, &ob, 4, "order") < 0)
         return NULL;
-    }
-    if (get_buffer(order_obj, &ob, 4, "order") < 0) {
-        PyBuffer_Release(&bb);
-        PyBuffer_Release(&sb);
-        return NULL;
-    }
     const char *blob = bb.buf;
     const int64_t *starts = sb.buf;
     const int32_t *order = ob.buf;

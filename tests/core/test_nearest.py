@@ -135,3 +135,20 @@ def test_a_read_only_cache_still_searches_by_meaning(tmp_path, monkeypatch) -> N
     got = lib.search("dogs bark", mode="dense", embedder=HashEmbedder()).hits
     assert not list(lib.generation.glob("dense-*"))  # nothing stored
     assert [(h.path, h.score) for h in got] == [(h.path, h.score) for h in want] and got[0].path == "b.md"
+
+
+@pytest.mark.skipif(kernels.RANKING is None or kernels.TEXT is None, reason="the compiled kernels are not built")
+def test_a_refused_argument_releases_the_buffers_taken_before_it() -> None:
+    """Each kernel takes its buffers in order; when one is refused, those already held are released
+    (a bytearray whose buffer is still held cannot grow)."""
+    codes = bytearray(6)
+    with pytest.raises(TypeError, match="query: expected items of 2 bytes"):
+        kernels.RANKING.near_candidates(codes, np.zeros(3, np.int32), 1, 0)
+    codes.extend(b"\0")
+    blob = bytearray(b"a\nb")
+    with pytest.raises(TypeError, match="order: expected items of 4 bytes"):
+        kernels.TEXT.find_term(blob, np.array([0, 2, 4], np.int64), np.zeros(2, np.int64), "a")
+    blob.extend(b"\nc")
+    rows = np.zeros((2, 3), np.float16)
+    with pytest.raises(TypeError, match="ids: expected items of 8 bytes"):
+        kernels.RANKING.near_cosines(rows, np.zeros(3), np.zeros(1, np.int32))
