@@ -257,11 +257,7 @@ def _embedder(args: argparse.Namespace, lib: Any) -> Any:
 
     asked = args.mode
     args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
-    if (
-        asked == AUTO
-        and args.mode == "bm25"
-        and _catch_up(lib, args.embedder, *getattr(args, "previous", (None, None)))
-    ):
+    if asked == AUTO and args.mode == "bm25" and _catch_up(lib, args.embedder):
         args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
     if args.mode == "bm25" and asked in ("bm25", AUTO):
         return None
@@ -274,9 +270,9 @@ def _embedder(args: argparse.Namespace, lib: Any) -> Any:
 CATCH_UP_MAX = 64  # chunks: a refresh's few new ones are embedded before an auto search (seconds)
 
 
-def _catch_up(lib: Any, spec: str, previous: Any = None, previous_rows: Any = None) -> bool:
-    """Embed the few chunks a refresh added to a folder whose meaning index was complete (the rest are
-    stored or copied from `previous`), so an edit does not turn auto back to BM25 until the next
+def _catch_up(lib: Any, spec: str) -> bool:
+    """Embed the few chunks a refresh added to a folder whose meaning index was complete (the rest
+    were stored, or copied by the refresh), so an edit does not turn auto back to BM25 until the next
     `ragdesk index`. True when the meaning index is complete afterwards."""
     from .core import embeddings
     from .core.dense import DenseUnavailable, embedder_name, load_embedder
@@ -284,10 +280,10 @@ def _catch_up(lib: Any, spec: str, previous: Any = None, previous_rows: Any = No
     name = embedder_name(spec)
     if lib.has_dense(name):
         return True
-    if previous_rows is None and lib.dense_progress(name)[0] == 0:
+    if lib.dense_progress(name)[0] == 0:
         return False  # never embedded: that is `ragdesk index`'s work (minutes to hours), not a search's
     missing = [s for s in lib.segments if embeddings.load_rows(s, name) is None]
-    plans = [embeddings.plan_segment(s, name, previous, previous_rows) for s in missing]
+    plans = [embeddings.plan_segment(s, name) for s in missing]
     if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
         return False
     try:
@@ -299,9 +295,10 @@ def _catch_up(lib: Any, spec: str, previous: Any = None, previous_rows: Any = No
 
 def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
     """Open the folder's index, building or refreshing it as needed (with the indexes of the
-    analyzer that `args` ask for, derived in the build's worker processes)."""
+    analyzer that `args` ask for, derived in the build's worker processes). A refresh keeps every
+    meaning index's rows of unchanged notes, whatever mode this command runs in."""
+    from .core import embeddings
     from .core.build import build_index
-    from .core.dense import AUTO, embedder_name
     from .core.reader import IndexReader
     from .core.store import IndexDamaged, IndexMissing
 
@@ -316,9 +313,7 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
             return previous
     except (IndexDamaged, IndexMissing):
         pass
-    if previous is not None and getattr(args, "mode", None) == AUTO:  # its meaning rows, mapped before the
-        name = embedder_name(args.embedder)  # refresh removes its generation (see _catch_up)
-        args.previous = (previous, previous.stored_dense(name)) if previous.has_dense(name) else (None, None)
+    kept = embeddings.map_kept(previous) if previous is not None else {}  # before the refresh deletes them
     try:
         lib, _ = build_index(
             folder, args.index_dir, settings, warm=_analyzer(args), waiting=_say_waiting, previous=previous
@@ -333,7 +328,21 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
         except IndexDamaged:
             raise CliError(message) from exc
         print(f"ragdesk: warning: index is stale: {message}", file=sys.stderr)
+        return lib
+    _keep_meaning(lib, kept)
     return lib
+
+
+def _keep_meaning(lib: Any, kept: Any) -> None:
+    """Copy the kept meaning rows of unchanged notes into a refreshed index (see embeddings.keep); a
+    full or read-only cache leaves them for the next run rather than failing the command."""
+    from .core import embeddings
+
+    try:
+        embeddings.keep(lib, kept)
+    except OSError as exc:
+        if not _is_storage_error(exc):
+            raise
 
 
 def _is_storage_error(exc: OSError) -> bool:
@@ -350,9 +359,9 @@ def _storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from .core import embeddings
     from .core.analyzers import AnalyzerConfig
     from .core.build import build_index
-    from .core.dense import embedder_name
     from .core.reader import IndexReader
     from .core.store import IndexDamaged, IndexMissing
 
@@ -360,11 +369,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise CliError(f"notes folder not found: {args.folder}")
     damaged = None
-    previous, kept = None, None
+    kept: dict[str, Any] = {}
     try:
         previous = IndexReader.open(folder, args.index_dir, verify=args.verify)
-        # the meaning index's rows (complete or not), mapped before a rebuild removes their generation
-        kept = previous.embedded_parts(embedder_name(args.embedder))
+        kept = embeddings.map_kept(previous)  # every meaning index's rows, before a rebuild removes them
     except IndexDamaged as exc:
         damaged = str(exc) if args.verify else None
     except IndexMissing:
@@ -388,8 +396,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
-    rows = previous.embedded_rows(embedder_name(args.embedder), kept) if previous is not None and kept else None
-    data["meaning_index"] = meaning = _meaning_index(lib, args, previous if rows else None, rows)
+    _keep_meaning(lib, kept)
+    data["meaning_index"] = meaning = _meaning_index(lib, args)
     if args.report:
         data["report"] = lib.report()
     status = 130 if meaning["reason"] == INTERRUPTED else 0  # Ctrl+C: the shell's exit status for SIGINT
@@ -414,10 +422,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 INTERRUPTED = "interrupted: the finished batches are kept; the next run continues"
 
 
-def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kept: Any = None) -> dict[str, Any]:
+def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Compute what the index lacks of its meaning index (unless --no-dense), resumably: an
-    interrupted run keeps its finished batches, and the rows `kept` from `previous` (the index before
-    this build) are copied for unchanged notes. Returns what the JSON reports."""
+    interrupted run keeps its finished batches (and the refresh copied the rows of unchanged notes).
+    Returns what the JSON reports."""
     from .core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
     from .core.embeddings import EmbeddingCancelled
     from .core.jobs import EmbeddingProgress
@@ -442,9 +450,8 @@ def _meaning_index(lib: Any, args: argparse.Namespace, previous: Any = None, kep
                     msg = EmbeddingProgress(done, total, time.monotonic() - t0, chunks - total, chunks)
                     print(f"\r{msg.line()}  ", end="", file=sys.stderr, flush=True)
 
-            rows, done = kept if kept is not None else (None, None)
             try:
-                lib.segment_dense(embedder, previous, rows, progress=progress, previous_done=done)
+                lib.segment_dense(embedder, progress=progress)
             except (EmbeddingCancelled, KeyboardInterrupt):
                 state["reason"] = INTERRUPTED
             state["seconds"] = round(time.monotonic() - t0, 2)

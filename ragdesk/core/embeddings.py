@@ -20,7 +20,7 @@ import numpy as np
 
 from . import store
 from .dense import Embedder
-from .segment import ChunkTable, Segment
+from .segment import Segment
 
 if TYPE_CHECKING:
     from .reader import IndexReader
@@ -88,29 +88,6 @@ def embedded_rows(segment: Segment, name: str) -> tuple[np.ndarray, np.ndarray] 
     return _load_partial(segment, name)
 
 
-def _reused_rows(
-    segment: Segment,
-    previous: ChunkTable,
-    previous_rows: np.ndarray,
-    rows: np.ndarray,
-    done: np.ndarray,
-    previous_done: np.ndarray | None = None,
-) -> None:
-    """Copy into `rows` the rows of the notes `previous` holds unchanged (same path, same SHA-1, same
-    chunk count) and has embedded (all of them, or those `previous_done` marks), and mark them done."""
-    prev_by_path = {p: i for i, p in enumerate(previous.note_paths)}
-    for ni, p in enumerate(segment.note_paths):
-        pi = prev_by_path.get(p)
-        if pi is None or previous.notes[pi].sha1 != segment.notes[ni].sha1:
-            continue
-        new, prev = segment.chunks_of_note(ni), previous.chunks_of_note(pi)
-        if previous_done is not None and not previous_done[prev.start : prev.stop].all():
-            continue  # not embedded yet when the previous run stopped
-        if len(new) == len(prev):
-            rows[new.start : new.stop] = previous_rows[prev.start : prev.stop]
-            done[new.start : new.stop] = True
-
-
 @dataclass
 class Plan:
     """One segment's embedding under way: its rows (a file when the cache is writable, else memory)
@@ -176,28 +153,13 @@ class Plan:
         return rows
 
 
-def plan_segment(
-    segment: Segment,
-    name: str,
-    previous: IndexReader | None = None,
-    previous_rows: np.ndarray | None = None,
-    previous_done: np.ndarray | None = None,
-) -> Plan:
-    """What is left to embed of `segment`: the partial rows of an earlier run when there are some,
-    else the rows `previous` (the index this one refreshed) holds for unchanged notes (only those
-    `previous_done` marks, when its meaning index was not complete)."""
-    n = segment.n_chunks
+def plan_segment(segment: Segment, name: str) -> Plan:
+    """What is left to embed of `segment`: the partial rows of an earlier run (or of the rows `keep`
+    copied from the index this one refreshed) when there are some, else everything."""
     resumed = _load_partial(segment, name, "r+")
     if resumed is not None:
         return Plan(segment, name, *resumed, on_disk=True)
-    plan = Plan(segment, name, None, np.zeros(n, dtype=bool), False)
-    if previous is not None and previous_rows is not None and previous.settings == segment.settings and n:
-        plan._create(previous_rows.shape[1])
-        assert plan.rows is not None
-        _reused_rows(segment, previous, previous_rows, plan.rows, plan.done, previous_done)
-        if plan.done.any():
-            plan.write(np.zeros(0, np.int64), np.zeros((0, previous_rows.shape[1]), np.float16))
-    return plan
+    return Plan(segment, name, None, np.zeros(segment.n_chunks, dtype=bool), False)
 
 
 def embed_plans(
@@ -223,3 +185,66 @@ def embed_plans(
             if progress is not None:
                 progress(done, total)
     return [plan.finish() for plan in plans]
+
+
+def model_names(segment: Segment) -> set[str]:
+    """The models whose rows, complete or partial, are stored with `segment`."""
+    names = set()
+    for path in segment.generation.glob("dense-*.npy"):
+        name = path.name[len("dense-") : -len(".npy")]
+        names.add(name.removesuffix(".partial"))
+    return names
+
+
+COPY_ROWS = 16384  # rows copied per write by `keep` (12 MB at 384 dimensions)
+Kept = dict[str, list[tuple[Segment, np.ndarray, np.ndarray]]]  # model -> (segment, its rows, written)
+
+
+def map_kept(previous: IndexReader) -> Kept:
+    """Every model's rows in `previous`, complete or partial, memory-mapped (no copy) before a refresh
+    publishes a new generation and deletes this one (the maps stay valid on POSIX), for `keep`."""
+    kept: Kept = {}
+    for seg in previous.segments:
+        for name in sorted(model_names(seg)):
+            found = embedded_rows(seg, name)
+            if found is not None:
+                kept.setdefault(name, []).append((seg, *found))
+    return kept
+
+
+def keep(reader: IndexReader, kept: Kept) -> None:
+    """Give `reader`'s segments that have no rows of a model in `kept` the rows of their notes that a
+    kept segment holds unchanged and embedded (same settings, path, SHA-1 and chunk count), stored
+    as a partial run (finished when nothing is left): whatever a refresh merged, in any mode, keeps
+    what was embedded, and only new and changed chunks are embedded again. Per segment, never laid
+    out in one matrix."""
+    for name, parts in kept.items():
+        for seg in reader.segments:
+            if embedded_count(seg, name) or not seg.n_chunks:
+                continue
+            plan = plan_segment(seg, name)
+            for old, rows, done in parts:
+                if old.settings == seg.settings:
+                    _copy_unchanged(seg, old, rows, done, plan)
+            if plan.done.all():
+                plan.finish()
+
+
+def _copy_unchanged(segment: Segment, old: Segment, rows: np.ndarray, done: np.ndarray, plan: Plan) -> None:
+    """Copy into `plan` the rows of `old`'s notes that `segment` holds with the same content."""
+    by_note = {(p, old.notes[i].sha1): i for i, p in enumerate(old.note_paths)}
+    ids: list[np.ndarray] = []
+    sources: list[np.ndarray] = []
+    for ni, p in enumerate(segment.note_paths):
+        oi = by_note.get((p, segment.notes[ni].sha1))
+        if oi is None:
+            continue
+        new, prev = segment.chunks_of_note(ni), old.chunks_of_note(oi)
+        if len(new) == len(prev) and not plan.done[new.start : new.stop].any() and done[prev.start : prev.stop].all():
+            ids.append(np.arange(new.start, new.stop))
+            sources.append(np.arange(prev.start, prev.stop))
+    if not ids or (plan.rows is not None and plan.rows.shape[1] != rows.shape[1]):
+        return
+    to, src = np.concatenate(ids), np.concatenate(sources)
+    for start in range(0, len(to), COPY_ROWS):  # bounded memory: a full rebuild copies every row
+        plan.write(to[start : start + COPY_ROWS], np.asarray(rows[src[start : start + COPY_ROWS]]))

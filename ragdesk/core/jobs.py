@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import store
+from . import embeddings, store
 from .analyzers import BASE_ANALYZERS, AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
 from .dense import DenseUnavailable, Embedder, load_embedder
@@ -218,9 +218,9 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         except IndexDamaged as exc:
             damaged = str(exc)
         embedder = _embedder(job.embedder)
-        # mapped now (a complete meaning index, or the batches of an unfinished one): publishing the
-        # refreshed index deletes the old generation; laid out (copied) once the BM25 index is out
-        kept = previous.embedded_parts(embedder.name) if embedder and previous else None
+        # every model's rows (complete or not), mapped now: publishing the refreshed index deletes the
+        # old generation; copied for unchanged notes once the BM25 index is out
+        kept = embeddings.map_kept(previous) if previous is not None else {}
         reader, report = build_index(
             job.folder,
             job.index_dir,
@@ -233,13 +233,13 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             waiting=lambda: queue.put(Progress(0, 0, 0, WAITING)),
         )
         queue.put(Done(report, damaged, meaning_follows=embedder is not None))
+        if embedder is not None and job.parent_pid is not None:
+            os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
+        embeddings.keep(reader, kept)  # in any case: a BM25-only window must not lose a meaning index
         if embedder is not None:  # the meaning index, here rather than in the window's process
-            if job.parent_pid is not None:
-                os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
             for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
                 reader.warm(job.analyzer.with_name(name))
-            rows = previous.embedded_rows(embedder.name, kept) if previous is not None and kept else None
-            embed_index(reader, embedder, queue, cancel.is_set, previous, rows)
+            embed_index(reader, embedder, queue, cancel.is_set)
     except (BuildCancelled, EmbeddingCancelled):
         queue.put(Cancelled())
         if job.parent_pid is not None:
@@ -262,17 +262,9 @@ def _embedder(spec: str | None) -> Embedder | None:
         return None
 
 
-def embed_index(
-    reader: IndexReader,
-    embedder: Embedder,
-    queue: Any,
-    cancelled: Callable[[], bool],
-    previous: IndexReader | None = None,
-    kept: tuple[Any, Any] | None = None,
-) -> None:
-    """Compute `reader`'s missing embeddings (copying the rows `kept` from `previous` holds for
-    unchanged notes), reporting EmbeddingProgress at most every PROGRESS_INTERVAL_S and
-    MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
+def embed_index(reader: IndexReader, embedder: Embedder, queue: Any, cancelled: Callable[[], bool]) -> None:
+    """Compute `reader`'s missing embeddings, reporting EmbeddingProgress at most every
+    PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
     embedded, chunks = reader.dense_progress(embedder.name)
     t0 = time.monotonic()
     pace = _Pace()
@@ -286,8 +278,7 @@ def embed_index(
 
     if embedded < chunks:
         queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
-    rows, done = kept if kept is not None else (None, None)
-    reader.segment_dense(embedder, previous, rows, progress=progress, cancelled=cancelled, previous_done=done)
+    reader.segment_dense(embedder, progress=progress, cancelled=cancelled)
     queue.put(MeaningIndexed(embedder.name, count, time.monotonic() - t0))
 
 

@@ -273,40 +273,14 @@ class IndexReader(ChunkTable, Searching):
         return sum(embeddings.embedded_count(seg, name) for seg in self.segments), self.n_chunks
 
     def stored_dense(self, name: str) -> np.ndarray | None:
-        """This index's stored embeddings (memory-mapped), or None. The map stays valid on POSIX even
-        after a refresh deletes this generation, which is how a refresh reuses them."""
+        """This index's complete embeddings from `name` in the merged numbering (memory-mapped when it
+        has one segment), or None."""
         if name not in self._dense:
             rows = [embeddings.load_rows(seg, name) for seg in self.segments]
             if any(r is None for r in rows) or len({r.shape[1:] for r in rows if r is not None}) > 1:
                 return None
             self._dense[name] = self.layout.per_chunk([r for r in rows if r is not None])
         return self._dense[name]
-
-    def embedded_parts(self, name: str) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        """Each segment's stored rows from model `name` and which are written, memory-mapped (no copy):
-        mapped before a refresh publishes (and deletes this generation), laid out by `embedded_rows`."""
-        return [embeddings.embedded_rows(seg, name) for seg in self.segments]
-
-    def embedded_rows(
-        self, name: str, parts: list[tuple[np.ndarray, np.ndarray] | None] | None = None
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Every stored row from model `name`, complete or not, and which are written (merged
-        numbering); None when no segment has any. How a refresh keeps the rows of unchanged notes and
-        a full rebuild an unfinished meaning index's batches. `parts`: from `embedded_parts`, mapped
-        earlier; laying out a base and a delta copies every row (a second at 180,000 chunks), so a
-        build does it after the BM25 index is published."""
-        parts = self.embedded_parts(name) if parts is None else parts
-        if all(p is None for p in parts):
-            return None
-        dims = {p[0].shape[1] for p in parts if p is not None}
-        if len(dims) != 1:
-            return None
-        dim = dims.pop()
-        rows = [
-            p[0] if p is not None else np.zeros((s.n_chunks, dim), np.float16) for p, s in zip(parts, self.segments)
-        ]
-        done = [p[1] if p is not None else np.zeros(s.n_chunks, bool) for p, s in zip(parts, self.segments)]
-        return self.layout.per_chunk(rows), self.layout.per_chunk(done)
 
     def nearest(self, embedder: Embedder) -> SegmentedNearest:
         """The embeddings ready for exact top-k search (computed first where missing): each segment's
@@ -325,43 +299,31 @@ class IndexReader(ChunkTable, Searching):
     def dense_matrix(
         self,
         embedder: Embedder,
-        previous: IndexReader | None = None,
-        previous_rows: np.ndarray | None = None,
         progress: embeddings.ProgressFn | None = None,
         cancelled: embeddings.Cancelled | None = None,
-        previous_done: np.ndarray | None = None,
     ) -> np.ndarray:
         """The chunks' embeddings in the merged numbering (see `segment_dense`; laying out a base and a
         delta copies them, so the build and the search use each segment's own)."""
         stored = self.stored_dense(embedder.name)
         if stored is not None:
             return stored
-        rows = self.segment_dense(embedder, previous, previous_rows, progress, cancelled, previous_done)
+        rows = self.segment_dense(embedder, progress, cancelled)
         self._dense[embedder.name] = self.layout.per_chunk(rows)
         return self._dense[embedder.name]
 
     def segment_dense(
         self,
         embedder: Embedder,
-        previous: IndexReader | None = None,
-        previous_rows: np.ndarray | None = None,
         progress: embeddings.ProgressFn | None = None,
         cancelled: embeddings.Cancelled | None = None,
-        previous_done: np.ndarray | None = None,
     ) -> list[np.ndarray]:
         """Each segment's embeddings (float16): the stored ones memory-mapped, the rest computed and
         stored, in batches that survive a crash (see core.embeddings; kept in memory when the cache is
-        read-only). With `previous` (the index this one refreshed) and its embeddings, the rows of
-        unchanged notes are copied, so only new and changed chunks are embedded again."""
+        read-only). After a refresh, `embeddings.keep` has copied the rows of unchanged notes, so only
+        new and changed chunks are embedded again."""
         rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
         if all(row is not None for row in rows):
             return rows  # type: ignore[return-value]
-        if previous is not None and previous_rows is None:
-            previous_rows = previous.stored_dense(embedder.name)
-        plans = [
-            embeddings.plan_segment(seg, embedder.name, previous, previous_rows, previous_done)
-            for seg, row in zip(self.segments, rows)
-            if row is None
-        ]
+        plans = [embeddings.plan_segment(seg, embedder.name) for seg, row in zip(self.segments, rows) if row is None]
         filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
         return [row if row is not None else next(filled) for row in rows]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ragdesk.core import build as build_mod
+from ragdesk.core import embeddings
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import FUSIONS, Fusion, rrf_fuse
 from ragdesk.core.nearest import NearestRows
@@ -118,14 +119,13 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     first = np.asarray(lib.dense_matrix(emb)).copy()
     assert len(emb.embedded) == lib.n_chunks == 4
     emb.embedded.clear()
-    rows = lib.stored_dense(emb.name)  # mapped before the refresh removes this generation
+    kept = embeddings.map_kept(lib)  # mapped before the refresh removes this generation
     (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
     (folder / "e.md").write_text("# e\n\nnew note", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    embeddings.keep(new, kept)
     calls: list[tuple[int, int]] = []
-    again = np.asarray(
-        new.dense_matrix(emb, previous=lib, previous_rows=rows, progress=lambda d, t: calls.append((d, t)))
-    )
+    again = np.asarray(new.dense_matrix(emb, progress=lambda d, t: calls.append((d, t))))
     assert calls == [(2, 2)]  # progress counts only the chunks that are embedded again
     assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
@@ -133,11 +133,12 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     assert (len(new.segments) == 2) == delta and new.has_dense(emb.name)
     # A second refresh embeds only what changed since, and the index reopens with its embeddings.
     emb.embedded.clear()
-    rows = new.stored_dense(emb.name)
+    kept = embeddings.map_kept(new)
     (folder / "c.md").write_text("# c\n\nnow about otters", encoding="utf-8")
     third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=new)
+    embeddings.keep(third, kept)
     expected = HashEmbedder().embed(third.chunk_texts()).astype(np.float16)
-    assert np.array_equal(np.asarray(third.dense_matrix(emb, previous=new, previous_rows=rows)), expected)
+    assert np.array_equal(np.asarray(third.dense_matrix(emb)), expected)
     assert emb.embedded == [third.chunk_texts()[2]]
     reopened = IndexReader.open(folder, tmp_path / "idx")
     assert np.array_equal(np.asarray(reopened.stored_dense(emb.name)), np.asarray(third.stored_dense(emb.name)))
@@ -168,3 +169,33 @@ def test_model2vec_local_folder_backend(tmp_path: Path) -> None:
         load_embedder(f"model2vec:{tmp_path / 'nowhere'}")
     with pytest.raises(DenseUnavailable, match="unknown embedding model"):
         load_embedder("bert")
+
+
+def test_a_bm25_only_build_job_keeps_every_models_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's build process without a model (not installed, or the meaning index turned off)
+    merging an edit: the rows of every model stored before are kept for unchanged notes, not lost."""
+    import threading
+
+    from ragdesk.core.analyzers import AnalyzerConfig
+    from ragdesk.core.jobs import BuildJob, Done, build_job
+    from ragdesk.core.params import IndexSettings
+
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
+    folder = write_notes(tmp_path / "n", {f"{c}.md": f"# {c}\n\nnote about {c} things" for c in "abcd"})
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    emb = HashEmbedder()
+    first = np.asarray(lib.dense_matrix(emb)).copy()
+    (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
+    messages: list[object] = []
+
+    class Queue:
+        put = messages.append
+
+    job = BuildJob(str(folder), str(tmp_path / "idx"), IndexSettings(), AnalyzerConfig(), embedder=None)
+    build_job(job, Queue(), threading.Event())
+    assert isinstance(messages[-1], Done) and not messages[-1].meaning_follows
+    new = IndexReader.open(folder, tmp_path / "idx")
+    assert new.generation != lib.generation and new.dense_progress(emb.name) == (3, 4)
+    again = np.asarray(new.dense_matrix(emb))
+    assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
+    assert np.array_equal(again, emb.embed(new.chunk_texts()).astype(np.float16))

@@ -118,13 +118,15 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7 embedded, then the app was closed
-    rows, done = lib.embedded_rows(e5.name)
-    assert done.tolist() == [True] * 8 + [False] * 4
+    kept = embeddings.map_kept(lib)
+    assert kept[e5.name][0][2].tolist() == [True] * 8 + [False] * 4
     (folder / "n01.md").write_text("# Note 1\n\nrewritten entirely", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
+    embeddings.keep(new, kept)
+    assert new.dense_progress(e5.name) == (7, 12)  # chunks 0 and 2-7; the edited note's chunk 1 is new
     counting = Crashing(e5, after=99)
-    new.dense_matrix(counting, lib, rows, previous_done=done)
+    new.dense_matrix(counting)
     texts = new.chunk_texts()
     assert sorted(counting.embedded) == sorted([texts[1], *texts[8:]])  # the edited note and the four left
     assert new.has_dense(e5.name)
@@ -144,11 +146,12 @@ def test_only_new_and_changed_chunks_are_embedded_after_an_edit(tmp_path: Path, 
     folder = write_notes(tmp_path / "n", NOTES)
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     lib.dense_matrix(e5)
-    rows = lib.stored_dense(e5.name)
+    kept = embeddings.map_kept(lib)
     (folder / "en/sleep.md").write_text("# Sleep\n\nA warm shower before bed helps you fall asleep.", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    embeddings.keep(new, kept)
     counting = Crashing(e5, after=99)
-    new.dense_matrix(counting, previous=lib, previous_rows=rows)
+    new.dense_matrix(counting)
     assert counting.embedded == [new.chunk_texts()[new.note_index("en/sleep.md")]]  # one note, one chunk
     hit = new.search("how to fall asleep quicker", mode="hybrid", embedder=e5).hits[0]
     assert hit.path == "en/sleep.md"
@@ -188,6 +191,43 @@ def test_auto_mode_is_hybrid_once_the_meaning_index_is_complete(tmp_path: Path, 
     velo = next(h for h in after["hits"] if h["path"] == "fr/velo.md")
     assert velo["fusion"]["dense_rank"] == 1 and velo["fusion"]["rrf_c"] == 10  # the tuned fusion
     assert velo["rank"] < next(h["rank"] for h in before["hits"] if h["path"] == "fr/velo.md")
+
+
+@pytest.mark.parametrize(
+    ("command", "edits"),
+    [
+        (["search", "tyre", "--mode", "bm25"], 1),
+        (["search", "tyre", "--mode", "bm25"], 2),
+        (["index", "--no-dense"], 1),
+    ],
+    ids=["search-bm25", "search-bm25-twice", "index-no-dense"],
+)
+def test_a_refresh_in_any_mode_keeps_the_meaning_index(tmp_path: Path, monkeypatch, capsys, command, edits) -> None:  # type: ignore[no-untyped-def]
+    """Edits that merge everything into a new base, picked up by a command that does not embed
+    (a BM25 search, `index --no-dense`): the meaning rows of unchanged notes are kept, and the next
+    auto search embeds only the edited note's chunk (it lost all of them before: hours at scale)."""
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # every refresh merges into a new full build
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    folder = write_notes(tmp_path / "n", NOTES)
+    idx = ["--index-dir", str(tmp_path / "idx")]
+    assert main(["index", str(folder), *idx, "--json"]) == 0
+    capsys.readouterr()
+    before = IndexReader.open(folder, tmp_path / "idx")
+    old_rows = {p: np.asarray(before.stored_dense("e5-small-q4")[before.note_index(p)]) for p in NOTES}
+    for i in range(edits):  # the second merge starts from a partial meaning index (4 of 5)
+        (folder / "en/sleep.md").write_text(f"# Sleep\n\nA warm shower before bed, take {i}.", encoding="utf-8")
+        assert main([command[0], str(folder), *command[1:], *idx, "--json"]) == 0
+    capsys.readouterr()
+    after = IndexReader.open(folder, tmp_path / "idx")
+    assert after.generation != before.generation and len(after.segments) == 1
+    assert after.dense_progress("e5-small-q4") == (4, 5)  # all but the edited note's one chunk
+    assert main(["search", str(folder), "how do I fix a flat tyre on my bike", *idx, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mode"] == "hybrid"  # caught up: one chunk embedded
+    final = IndexReader.open(folder, tmp_path / "idx")
+    rows = final.stored_dense("e5-small-q4")
+    for path in NOTES:
+        if path != "en/sleep.md":  # copied, not embedded again: the same float16 row
+            assert np.array_equal(np.asarray(rows[final.note_index(path)]), old_rows[path])
 
 
 def test_without_the_model_everything_runs_bm25_and_says_why(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -292,13 +332,13 @@ def test_a_refresh_publishes_bm25_before_laying_out_the_kept_rows(tmp_path: Path
         put = messages.append
 
     laid_out_after: list[list[str]] = []
-    lay_out = IndexReader.embedded_rows
+    keep = embeddings.keep
 
-    def recording(self, name, parts=None):  # type: ignore[no-untyped-def]
+    def recording(reader, kept):  # type: ignore[no-untyped-def]
         laid_out_after.append([type(m).__name__ for m in messages])
-        return lay_out(self, name, parts)
+        return keep(reader, kept)
 
-    monkeypatch.setattr(IndexReader, "embedded_rows", recording)
+    monkeypatch.setattr(embeddings, "keep", recording)
     build_job(job, Queue(), threading.Event())
     for i in (3, 7):  # two edits: the second refresh starts from a base plus a delta
         (notes / f"n{i:02}.md").write_text(f"# Note {i}\n\nrewritten text number {i}", encoding="utf-8")
