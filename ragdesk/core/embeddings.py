@@ -214,17 +214,18 @@ def map_kept(previous: IndexReader) -> Kept:
 
 def keep(reader: IndexReader, kept: Kept) -> None:
     """Give `reader`'s segments that have no rows of a model in `kept` the rows of their notes that a
-    kept segment holds unchanged and embedded (same settings, path, SHA-1 and chunk count), stored
-    as a partial run (finished when nothing is left): whatever a refresh merged, in any mode, keeps
-    what was embedded, and only new and changed chunks are embedded again. Per segment, never laid
-    out in one matrix."""
+    kept segment holds unchanged and embedded (same chunk options, path, SHA-1 and chunk count: the
+    same chunk texts), stored as a partial run (finished when nothing is left): whatever a refresh
+    merged, in any mode, and a rebuild for other load settings (extensions, size limit) keep what
+    was embedded; only new and changed chunks are embedded again. Per segment, never laid out in
+    one matrix."""
     for name, parts in kept.items():
         for seg in reader.segments:
             if embedded_count(seg, name) or not seg.n_chunks:
                 continue
             plan = plan_segment(seg, name)
             for old, rows, done in parts:
-                if old.settings == seg.settings:
+                if old.settings.chunk == seg.settings.chunk:  # the load settings choose notes, not chunks
                     _copy_unchanged(seg, old, rows, done, plan)
             if plan.done.all():
                 plan.finish()

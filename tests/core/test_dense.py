@@ -199,3 +199,28 @@ def test_a_bm25_only_build_job_keeps_every_models_rows(tmp_path: Path, monkeypat
     again = np.asarray(new.dense_matrix(emb))
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, emb.embed(new.chunk_texts()).astype(np.float16))
+
+
+def test_rows_survive_a_rebuild_for_other_load_settings(tmp_path: Path) -> None:
+    """Adding an extension in Settings rebuilds everything (other settings), but the chunks of the
+    notes already indexed are the same texts: their rows are kept; other chunk options drop them."""
+    from ragdesk.core.chunking import ChunkOptions
+    from ragdesk.core.loader import LoadOptions
+    from ragdesk.core.params import IndexSettings
+
+    folder = write_notes(tmp_path / "n", {"a.md": "# a\n\nabout apples", "b.md": "# b\n\nabout bees", "c.txt": "cats"})
+    lib, _ = build_index(folder, tmp_path / "idx", IndexSettings(LoadOptions(extensions=(".md",))), workers=1)
+    emb = HashEmbedder()
+    first = np.asarray(lib.dense_matrix(emb)).copy()
+    kept = embeddings.map_kept(lib)
+    wider = IndexSettings(LoadOptions(extensions=(".md", ".txt")))
+    new, _ = build_index(folder, tmp_path / "idx", wider, workers=1, previous=lib)
+    assert new.note_paths == ["a.md", "b.md", "c.txt"] and new.generation != lib.generation
+    embeddings.keep(new, kept)
+    assert new.dense_progress(emb.name) == (2, 3)
+    assert np.array_equal(np.asarray(new.dense_matrix(emb))[:2], first)
+    kept = embeddings.map_kept(new)
+    smaller = IndexSettings(wider.load, ChunkOptions(size=40))
+    other, _ = build_index(folder, tmp_path / "idx", smaller, workers=1, previous=new)
+    embeddings.keep(other, kept)
+    assert other.dense_progress(emb.name) == (0, 3)  # other chunk options: other texts, nothing reused
