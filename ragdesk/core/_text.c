@@ -940,7 +940,48 @@ static PyObject *find_term(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(found);
 }
 
+/* ---- a chunk's text out of its note's UTF-8 ------------------------------------------------- */
+/* The byte where character `chars` starts in UTF-8 `s` (n bytes), from byte `pos` (character `at`),
+   or -1 past the end: eight bytes at a time, counting those that start a character (a continuation
+   byte is 10xxxxxx), so a chunk at the end of a long note does not decode the note before it. */
+static Py_ssize_t utf8_advance(const unsigned char *s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t at, Py_ssize_t chars) {
+    while (pos + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + pos, 8);
+        uint64_t cont = (w & ~(w << 1)) & 0x8080808080808080ULL; /* bit 7 set, bit 6 clear, per byte */
+        Py_ssize_t started = 8 - (Py_ssize_t)((((cont >> 7) * 0x0101010101010101ULL) >> 56) & 0xff);
+        if (at + started > chars) break;
+        at += started;
+        pos += 8;
+    }
+    for (; pos < n; pos++) {
+        if ((s[pos] & 0xC0) == 0x80) continue;
+        if (at == chars) return pos;
+        at++;
+    }
+    return at == chars ? n : -1;
+}
+
+static PyObject *utf8_slice(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "Onn", &obj, &start, &end)) return NULL;
+    Py_buffer b;
+    if (get_buffer(obj, &b, 1, "text") < 0) return NULL;
+    Py_ssize_t b0 = start < 0 || end < start ? -1 : utf8_advance(b.buf, b.len, 0, 0, start);
+    Py_ssize_t b1 = b0 < 0 ? -1 : utf8_advance(b.buf, b.len, b0, start, end);
+    PyObject *out = NULL;
+    if (b1 < 0)
+        PyErr_Format(PyExc_ValueError, "characters %zd-%zd are not in the text", start, end);
+    else
+        out = PyUnicode_DecodeUTF8((const char *)b.buf + b0, b1 - b0, "strict");
+    PyBuffer_Release(&b);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"utf8_slice", utf8_slice, METH_VARARGS,
+     "utf8_slice(utf8, start, end) -> str: characters start..end of UTF-8 text, decoding only those."},
     {"count_words", count_words, METH_VARARGS,
      "count_words(pieces, bounds, chunk_ptr) -> (vocab, row_len, word_ids, counts, n_tokens).\n"
      "pieces: list of str; bounds: int64 (start, end) per piece; chunk_ptr: int64, chunk c is pieces\n"

@@ -16,7 +16,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from . import store
+from . import kernels, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
@@ -62,10 +62,17 @@ class ChunkTable:
     def chunks_of_note(self, note_idx: int) -> range:
         return range(int(self.note_first_chunk[note_idx]), int(self.note_first_chunk[note_idx + 1]))
 
+    def note_slice(self, note_idx: int, start: int, end: int) -> str:
+        """Characters start..end of a note's text, decoding only those (a hit's text: 10 us less
+        per hit than decoding a 15 KB note whole)."""
+        if kernels.TEXT is not None:
+            return kernels.TEXT.utf8_slice(self.note_bytes(note_idx), start, end)
+        return self.note_text(note_idx)[start:end]
+
     def chunk(self, chunk_id: int) -> Chunk:
         note_idx = int(self.chunk_note[chunk_id])
-        start, end = (int(x) for x in self.spans[chunk_id])
-        first, last = (int(x) for x in self.lines[chunk_id])
+        start, end = self.spans[chunk_id].tolist()
+        first, last = self.lines[chunk_id].tolist()
         path = self.note_paths[note_idx]
         page = page_of(self.notes[note_idx].meta, start) if path.lower().endswith(PDF_SUFFIX) else None
         return Chunk(
@@ -75,7 +82,7 @@ class ChunkTable:
             end_line=last,
             start=start,
             end=end,
-            text=self.note_text(note_idx)[start:end],
+            text=self.note_slice(note_idx, start, end),
             page=page,
         )
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragdesk.core import build as build_mod
 from ragdesk.core import kernels, store
@@ -435,3 +437,29 @@ def test_an_index_opened_ahead_under_another_cache_folder_is_not_the_start(
     assert not list((tmp_path / "cache-1").rglob("delta"))  # nothing built on the index opened ahead
     assert [h.path for h in IndexReader.open(folder).search("beta").hits] == ["b.md"]
     assert IndexReader.open(folder).root.is_relative_to(tmp_path / "cache-2")
+
+
+TEXT = st.text(alphabet=st.sampled_from("ab \nžčłі€𝄞é"), max_size=80)
+
+
+@pytest.mark.skipif(kernels.TEXT is None, reason="the compiled text kernel is not built")
+@settings(max_examples=300, deadline=None)
+@given(text=TEXT, data=st.data())
+def test_a_hits_text_decodes_only_its_characters_exactly_as_slicing_the_note(text: str, data: st.DataObject) -> None:
+    """Characters start..end out of UTF-8 (1- to 4-byte characters, runs longer than the kernel's
+    eight-byte steps) equal slicing the decoded text; past the end is refused, not read."""
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    utf8 = np.frombuffer(text.encode("utf-8"), np.uint8)
+    assert kernels.TEXT.utf8_slice(utf8, start, end) == text[start:end]
+    with pytest.raises(ValueError, match="not in the text"):
+        kernels.TEXT.utf8_slice(utf8, start, len(text) + 1)
+
+
+def test_hit_texts_are_the_chunks_of_the_decoded_notes(lib: IndexReader) -> None:
+    """Compiled (a slice decoded) and Python (the note decoded) give every chunk the same text."""
+    texts = [lib.chunk(c).text for c in range(lib.n_chunks)]
+    with kernels.python_only(ranking=False):
+        assert [lib.chunk(c).text for c in range(lib.n_chunks)] == texts
+    assert texts == [lib.note_text(int(lib.chunk_note[c]))[slice(*lib.spans[c].tolist())] for c in range(lib.n_chunks)]
+    assert "Matematická indukce je důkazová metoda." in texts[lib.chunks_of_note(lib.note_index("cs/indukce.md")).start]
