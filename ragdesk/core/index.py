@@ -523,7 +523,16 @@ class MergedTermIndex(_Scored):
         self.dead_terms = dead_terms
         n = len(doc_len)
         n_base = len(base.terms)
-        self.new_terms = [t for t in delta.terms if base.term_id(t) is None]
+        self.new_terms: list[str] = []
+        # merged term id -> the delta's id, for each delta term (found once here: a query asks it per
+        # term for n_t, bounds, postings and explanations; a delta holds few terms)
+        self._delta_ids: dict[int, int] = {}
+        for did, t in enumerate(delta.terms):
+            tid = base.term_id(t)
+            if tid is None:
+                tid = n_base + len(self.new_terms)
+                self.new_terms.append(t)
+            self._delta_ids[tid] = did
         self._new_ids = {t: n_base + i for i, t in enumerate(self.new_terms)}
         self._avgdl = float(self.doc_len.sum()) / n if n else 0.0
         self._norm_cache: tuple[float, float, np.ndarray] | None = None
@@ -560,7 +569,7 @@ class MergedTermIndex(_Scored):
         return tid if tid is not None else self._new_ids.get(term)
 
     def _delta_id(self, term_id: int) -> int | None:
-        return self.delta.term_id(self.term(term_id))
+        return self._delta_ids.get(term_id)
 
     def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
         cached = self._postings.get(term_id)
