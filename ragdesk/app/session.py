@@ -7,6 +7,7 @@ never touches the engine's build side itself.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -55,6 +56,7 @@ class Session(QObject):
         self._pending: BuildRequest | None = None
         self.embedding = False  # the build process is computing the meaning index (BM25 is published)
         self._building_folder: str | None = None  # the folder of the build under way
+        self._build_started = 0.0  # time.monotonic() when it was started
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self.watcher = FolderWatcher(self)
         self.watcher.folder_changed.connect(self._on_folder_changed)
@@ -108,6 +110,7 @@ class Session(QObject):
 
     def _start(self, request: BuildRequest) -> None:
         self._building_folder = request.folder
+        self._build_started = time.monotonic()
         self.build_started.emit()
         self.engine.build(request)
 
@@ -116,6 +119,12 @@ class Session(QObject):
         self.engine.cancel_build()
 
     def _on_folder_changed(self) -> None:
+        if (
+            self.engine.building
+            and self._building_folder == self.folder
+            and self.watcher.last_change < self._build_started
+        ):
+            return  # F5 after saving: the build running since reads the folder after the change, no second one
         self.status.emit("Notes changed on disk: updating the index…", SHORT_MS)
         self.refresh()
 

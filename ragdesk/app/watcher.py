@@ -9,6 +9,7 @@ unseen until F5. Bursts of events (a `git checkout`) coalesce into one refresh a
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -93,6 +94,7 @@ class FolderWatcher(QObject):
         self._root: Path | None = None
         self._extensions: tuple[str, ...] = ()
         self.enabled = True
+        self.last_change = 0.0  # time.monotonic() when the latest change reached this thread
 
     @property
     def watching(self) -> Path | None:
@@ -145,4 +147,5 @@ class FolderWatcher(QObject):
 
     def _on_path_changed(self) -> None:
         if self.enabled:
+            self.last_change = time.monotonic()  # the change itself happened before this
             self._timer.start()  # restart: a burst of events becomes one refresh
