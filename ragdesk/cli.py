@@ -358,6 +358,10 @@ def _storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:
     return f"cannot write the index in {index_dir_for(folder.resolve(), index_dir)}: {exc.strerror or exc}"
 
 
+# The meaning index's reason in the JSON after Ctrl+C (`ragdesk index` then exits 130).
+INTERRUPTED = "interrupted: the finished batches are kept; the next run continues"
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     from .core import embeddings
     from .core.analyzers import AnalyzerConfig
@@ -417,9 +421,6 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"  {'decoded' if s.loaded else 'skipped'}: {shown(s.path)}: {s.reason}")
     print(f"index: {lib.root}")
     return status
-
-
-INTERRUPTED = "interrupted: the finished batches are kept; the next run continues"
 
 
 def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:

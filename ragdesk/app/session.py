@@ -56,7 +56,10 @@ class Session(QObject):
         self._pending: BuildRequest | None = None
         self.embedding = False  # the build process is computing the meaning index (BM25 is published)
         self._building_folder: str | None = None  # the folder of the build under way
-        self._build_started = 0.0  # time.monotonic() when it was started
+        # time.monotonic() from which the build under way reads the folder: when it was started, then
+        # when its walk began (a change that reached the watcher before that is in it)
+        self._read_from = 0.0
+        self._pending_watch = False  # the waiting request came from the watcher alone (no F5)
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self.watcher = FolderWatcher(self)
         self.watcher.folder_changed.connect(self._on_folder_changed)
@@ -84,11 +87,12 @@ class Session(QObject):
         """The index shown now, when it is of the open folder (a build need not map it again)."""
         return self.library if self.library is not None and self.library.folder == Path(self.folder or "") else None
 
-    def refresh(self, verify: bool = False) -> None:
+    def refresh(self, verify: bool = False, watched: bool = False) -> None:
         """Re-read new and changed notes in the build process; the current index stays searchable.
         With `verify`, the stored files' checksums are checked first and a damaged index is rebuilt.
         While a build runs, the request waits (only the newest) and starts when that build ends; while
-        the meaning index is being computed, that stops (its batches are kept) so the edit shows now."""
+        the meaning index is being computed, that stops (its batches are kept) so the edit shows now.
+        `watched`: asked by the folder watcher, not by the user (see _on_index_built)."""
         if self.folder is None:
             return
         analyzer, dense = self._wants()
@@ -102,6 +106,7 @@ class Session(QObject):
             verify=verify,
         )
         if self.engine.building:
+            self._pending_watch = watched and (self._pending is None or self._pending_watch)
             self._pending = request
             if self.embedding:
                 self.engine.cancel_build()  # resumed by the build that starts next
@@ -110,7 +115,7 @@ class Session(QObject):
 
     def _start(self, request: BuildRequest) -> None:
         self._building_folder = request.folder
-        self._build_started = time.monotonic()
+        self._read_from = time.monotonic()
         self.build_started.emit()
         self.engine.build(request)
 
@@ -119,14 +124,10 @@ class Session(QObject):
         self.engine.cancel_build()
 
     def _on_folder_changed(self) -> None:
-        if (
-            self.engine.building
-            and self._building_folder == self.folder
-            and self.watcher.last_change < self._build_started
-        ):
-            return  # F5 after saving: the build running since reads the folder after the change, no second one
+        if self.engine.building and self._building_folder == self.folder and self.watcher.last_change < self._read_from:
+            return  # F5 after saving: the build under way reads the folder after the change
         self.status.emit("Notes changed on disk: updating the index…", SHORT_MS)
-        self.refresh()
+        self.refresh(watched=True)
 
     def _on_watch_failed(self, line: str) -> None:
         self.status.emit(line, LONG_MS)
@@ -159,6 +160,10 @@ class Session(QObject):
             self._use(library)
 
     def _on_index_built(self, outcome: BuildOutcome) -> None:
+        walked = outcome.report.walk_started
+        if self._pending is not None and self._pending_watch and self.watcher.last_change < walked:
+            self._pending = None  # the watcher's change reached it before this build walked the folder
+        self._read_from = max(self._read_from, walked)
         if outcome.meaning_follows:  # the process goes on embedding; a waiting build stops it
             self.embedding = True
             queued = self._pending is not None

@@ -59,9 +59,13 @@ class BuildReport:
     unchanged: int = 0
     rebuilt: bool = True  # False when the stored index was already current
     skipped: list[Skipped] = field(default_factory=list)
+    # time.monotonic() (one clock for every process on the machine) when the walk of the folder
+    # began: a change on disk seen before it is in this build (the window drops a refresh it queued)
+    walk_started: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["walk_started"]  # this machine's clock: nothing a script can use
         d["skipped"] = [{"path": shown(s.path), "reason": s.reason, "loaded": s.loaded} for s in self.skipped]
         return d
 
@@ -173,9 +177,11 @@ class _Build:
     warm: AnalyzerConfig | None
 
     def run(self, previous: IndexReader | None) -> tuple[IndexReader, BuildReport]:
+        walk_started = time.monotonic()
         files, walk_skipped = walk_notes(self.folder, self.settings.load)
         plan = _plan(previous, files, walk_skipped)
         report = plan.report
+        report.walk_started = walk_started
         if previous is not None and _is_current(previous, plan):
             report.rebuilt = False
             reader = previous

@@ -19,6 +19,11 @@ BLOCK_ROWS = 16384  # rows converted at a time while quantizing: bounded tempora
 SLACK = 1e-6  # relative headroom on the error bound, for float rounding in computing it
 
 
+def _compiled_for(rows: np.ndarray) -> bool:
+    """Whether the C kernel takes these rows (float16, one contiguous block); else the numpy twin."""
+    return kernels.RANKING is not None and rows.dtype == np.float16 and rows.flags.c_contiguous
+
+
 def exact_cosines(rows: np.ndarray, query: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
     """Rows `ids` (all by default) dot `query` in float64 in a fixed order, so a row gets the same
     float whichever rows it is scored with (float16 x float32 products are exact): four running sums
@@ -26,7 +31,7 @@ def exact_cosines(rows: np.ndarray, query: np.ndarray, ids: np.ndarray | None = 
     (`_kernel.near_cosines`), else numpy's running sums over the four lanes: the same floats."""
     ids = np.arange(len(rows), dtype=np.int64) if ids is None else np.asarray(ids, np.int64)
     q = np.asarray(query, np.float64)
-    if kernels.RANKING is not None and rows.dtype == np.float16 and rows.flags.c_contiguous and len(q):
+    if _compiled_for(rows) and len(q):
         return np.frombuffer(kernels.RANKING.near_cosines(rows, q, ids), np.float64)
     products = np.asarray(rows[ids], np.float64) * q
     if not products.shape[1]:
@@ -54,7 +59,7 @@ class NearestRows:
     def __init__(self, rows: np.ndarray) -> None:
         self.rows = rows
         n, dim = rows.shape
-        if kernels.RANKING is not None and rows.dtype == np.float16 and rows.flags.c_contiguous and n and dim:
+        if _compiled_for(rows) and n and dim:
             codes, step, self.widest, self.residual = kernels.RANKING.near_quantize(rows, dim, CODE_LEVELS)
             self.codes = np.frombuffer(codes, np.int8).reshape(n, dim)
             self.step = np.frombuffer(step, np.float64)
