@@ -274,7 +274,7 @@ def _catch_up(lib: Any, spec: str) -> bool:
     """Embed the few chunks a refresh added to a folder whose meaning index was complete (the rest
     were stored, or copied by the refresh), so an edit does not turn auto back to BM25 until the next
     `ragdesk index`. True when the meaning index is complete afterwards."""
-    from .core import embeddings
+    from .core import embeddings, store
     from .core.dense import DenseUnavailable, embedder_name, load_embedder
 
     name = embedder_name(spec)
@@ -282,13 +282,14 @@ def _catch_up(lib: Any, spec: str) -> bool:
         return True
     if lib.dense_progress(name)[0] == 0:
         return False  # never embedded: that is `ragdesk index`'s work (minutes to hours), not a search's
-    missing = [s for s in lib.segments if embeddings.load_rows(s, name) is None]
-    plans = [embeddings.plan_segment(s, name) for s in missing]
-    if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
-        return False
     try:
-        embeddings.embed_plans(plans, load_embedder(spec))
-    except (DenseUnavailable, OSError):
+        with store.meaning_lock(lib.root, cancelled=lambda: True):  # busy: another process embeds it
+            missing = [s for s in lib.segments if embeddings.load_rows(s, name) is None]
+            plans = [embeddings.plan_segment(s, name) for s in missing]
+            if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
+                return False
+            embeddings.embed_plans(plans, load_embedder(spec))
+    except (DenseUnavailable, OSError, store.IndexBusy):
         return False
     return lib.has_dense(name)
 
@@ -339,7 +340,7 @@ def _keep_meaning(lib: Any, kept: Any) -> None:
     from .core import embeddings
 
     try:
-        embeddings.keep(lib, kept)
+        embeddings.keep(lib, kept, waiting=_say_meaning_waiting)
     except OSError as exc:
         if not _is_storage_error(exc):
             raise
@@ -452,7 +453,7 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
                     print(f"\r{msg.line()}  ", end="", file=sys.stderr, flush=True)
 
             try:
-                lib.segment_dense(embedder, progress=progress)
+                lib.segment_dense(embedder, progress=progress, waiting=_say_meaning_waiting)
             except (EmbeddingCancelled, KeyboardInterrupt):
                 state["reason"] = INTERRUPTED
             state["seconds"] = round(time.monotonic() - t0, 2)
@@ -461,6 +462,10 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
     state["embedded"], state["chunks"] = lib.dense_progress(name)
     state["complete"] = lib.has_dense(name)
     return state
+
+
+def _say_meaning_waiting() -> None:
+    print("ragdesk: waiting for another process computing this folder's meaning index…", file=sys.stderr)
 
 
 def _meaning_line(m: dict[str, Any]) -> str:

@@ -212,13 +212,25 @@ def map_kept(previous: IndexReader) -> Kept:
     return kept
 
 
-def keep(reader: IndexReader, kept: Kept) -> None:
+def keep(
+    reader: IndexReader, kept: Kept, cancelled: Cancelled | None = None, waiting: Callable[[], None] | None = None
+) -> None:
     """Give `reader`'s segments that have no rows of a model in `kept` the rows of their notes that a
     kept segment holds unchanged and embedded (same chunk options, path, SHA-1 and chunk count: the
     same chunk texts), stored as a partial run (finished when nothing is left): whatever a refresh
     merged, in any mode, and a rebuild for other load settings (extensions, size limit) keep what
     was embedded; only new and changed chunks are embedded again. Per segment, never laid out in
     one matrix."""
+    if not kept:
+        return
+    try:
+        with store.meaning_lock(reader.root, cancelled, waiting):  # another process may be embedding them
+            _keep(reader, kept)
+    except store.IndexBusy as exc:  # cancelled while waiting: that process computes the rows instead
+        raise EmbeddingCancelled(str(exc)) from exc
+
+
+def _keep(reader: IndexReader, kept: Kept) -> None:
     for name, parts in kept.items():
         for seg in reader.segments:
             if embedded_count(seg, name) or not seg.n_chunks:

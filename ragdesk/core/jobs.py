@@ -33,6 +33,7 @@ from .store import IndexDamaged, IndexMissing
 PROGRESS_INTERVAL_S = 0.05
 EMBED_NICENESS = 10  # the meaning index can take hours on a large folder: it yields the CPU to the window
 WAITING = "waiting for another ragdesk process to finish indexing this folder…"
+MEANING_WAITING = "waiting for another ragdesk process computing this folder's meaning index…"
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,8 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         queue.put(Done(report, damaged, meaning_follows=embedder is not None))
         if embedder is not None and job.parent_pid is not None:
             os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
-        embeddings.keep(reader, kept)  # in any case: a BM25-only window must not lose a meaning index
+        # in any case: a BM25-only window must not lose a meaning index
+        embeddings.keep(reader, kept, cancel.is_set, lambda: queue.put(Progress(0, 0, 0, MEANING_WAITING)))
         if embedder is not None:  # the meaning index, here rather than in the window's process
             for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
                 reader.warm(job.analyzer.with_name(name))
@@ -278,7 +280,11 @@ def embed_index(reader: IndexReader, embedder: Embedder, queue: Any, cancelled: 
 
     if embedded < chunks:
         queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
-    reader.segment_dense(embedder, progress=progress, cancelled=cancelled)
+
+    def waiting() -> None:  # another process (a terminal's `ragdesk index`) is computing it
+        queue.put(Progress(0, 0, 0, MEANING_WAITING))
+
+    reader.segment_dense(embedder, progress=progress, cancelled=cancelled, waiting=waiting)
     queue.put(MeaningIndexed(embedder.name, count, time.monotonic() - t0))
 
 

@@ -6,6 +6,7 @@ breakdowns and chunk texts all come from an `IndexReader` (searching: see core.s
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -316,14 +317,22 @@ class IndexReader(ChunkTable, Searching):
         embedder: Embedder,
         progress: embeddings.ProgressFn | None = None,
         cancelled: embeddings.Cancelled | None = None,
+        waiting: Callable[[], None] | None = None,
     ) -> list[np.ndarray]:
         """Each segment's embeddings (float16): the stored ones memory-mapped, the rest computed and
         stored, in batches that survive a crash (see core.embeddings; kept in memory when the cache is
         read-only). After a refresh, `embeddings.keep` has copied the rows of unchanged notes, so only
-        new and changed chunks are embedded again."""
+        new and changed chunks are embedded again. One process at a time computes them (another one
+        waits: `waiting` is called once, `cancelled` polled, EmbeddingCancelled if it says so)."""
         rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
         if all(row is not None for row in rows):
             return rows  # type: ignore[return-value]
-        plans = [embeddings.plan_segment(seg, embedder.name) for seg, row in zip(self.segments, rows) if row is None]
-        filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
+        try:
+            with store.meaning_lock(self.root, cancelled, waiting):
+                rows = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]  # done meanwhile?
+                todo = [seg for seg, row in zip(self.segments, rows) if row is None]
+                plans = [embeddings.plan_segment(seg, embedder.name) for seg in todo]
+                filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
+        except store.IndexBusy as exc:
+            raise embeddings.EmbeddingCancelled(str(exc)) from exc
         return [row if row is not None else next(filled) for row in rows]

@@ -3,6 +3,7 @@
 Layout of an index folder (one per notes folder):
     CURRENT              name of the active generation (replaced atomically)
     LOCK                 held (an OS file lock) by the one process building this index
+    LOCK-meaning         held by the one process writing meaning-index rows (embedding, or copying)
     gen-<n>/manifest.json, *.npy, *.blob, terms-<analyzer key>/...
 A crash while writing leaves CURRENT pointing at the previous, complete generation.
 Arrays are memory-mapped on load, so reopening reads only what queries touch.
@@ -35,6 +36,7 @@ FORMAT_VERSION = 7
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
 LOCK = "LOCK"
+MEANING_LOCK = "LOCK-meaning"
 DIR_MODE, FILE_MODE = 0o700, 0o600
 LOCK_POLL_S = 0.05
 CRC_BLOCK = 1 << 22  # bytes read at a time when checksumming a file
@@ -416,6 +418,32 @@ def build_lock(
     it; `cancelled` is polled meanwhile (raises IndexBusy when it says so)."""
     private_dir(root)
     fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    with _holding(fd, cancelled, waiting, f"another process is building the index in {root}"):
+        yield
+
+
+@contextlib.contextmanager
+def meaning_lock(
+    root: Path, cancelled: Callable[[], bool] | None = None, waiting: Callable[[], None] | None = None
+) -> Iterator[None]:
+    """Hold root/LOCK-meaning while writing meaning-index rows: a second process creating the same
+    partial file truncated the one the first had mapped, which killed the first with SIGBUS (a
+    terminal's `ragdesk index` while the window embeds). Where the lock file cannot be made (a
+    read-only cache) nothing is written to the index either, so nothing is held."""
+    try:
+        fd = os.open(root / MEANING_LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except OSError:
+        yield
+        return
+    with _holding(fd, cancelled, waiting, f"another process is computing the meaning index in {root}"):
+        yield
+
+
+@contextlib.contextmanager
+def _holding(
+    fd: int, cancelled: Callable[[], bool] | None, waiting: Callable[[], None] | None, busy: str
+) -> Iterator[None]:
+    """Lock `fd` (polling; see build_lock), hold it for the block, then unlock and close it."""
     try:
         told = False
         while not _try_lock(fd):
@@ -423,7 +451,7 @@ def build_lock(
                 waiting()
             told = True
             if cancelled is not None and cancelled():
-                raise IndexBusy(f"another process is building the index in {root}")
+                raise IndexBusy(busy)
             time.sleep(LOCK_POLL_S)
         try:
             yield

