@@ -58,12 +58,18 @@ def _load_done(path: Path, n: int) -> np.ndarray | None:
     return np.unpackbits(bits, count=n).astype(bool) if len(bits) == (n + 7) // 8 else None
 
 
+def written(segment: Segment, name: str) -> np.ndarray | None:
+    """Which of the segment's chunks have their embedding from `name` written (all of a complete
+    one), or None when none are."""
+    if stored_path(segment, name).is_file():
+        return np.ones(segment.n_chunks, dtype=bool)
+    return _load_done(_partial_paths(segment, name)[1], segment.n_chunks)
+
+
 def embedded_count(segment: Segment, name: str) -> int:
     """How many of the segment's chunks have their embedding written (all, once it is complete)."""
-    if stored_path(segment, name).is_file():
-        return segment.n_chunks
-    done = _load_done(_partial_paths(segment, name)[1], segment.n_chunks)
-    return int(done.sum()) if done is not None else 0
+    done = written(segment, name)
+    return int(np.count_nonzero(done)) if done is not None else 0
 
 
 def _load_partial(segment: Segment, name: str, mode: str = "r") -> tuple[np.ndarray, np.ndarray] | None:
@@ -244,13 +250,15 @@ def _keep(reader: IndexReader, kept: Kept) -> None:
 
 
 def _copy_unchanged(segment: Segment, old: Segment, rows: np.ndarray, done: np.ndarray, plan: Plan) -> None:
-    """Copy into `plan` the rows of `old`'s notes that `segment` holds with the same content."""
-    by_note = {(p, old.notes[i].sha1): i for i, p in enumerate(old.note_paths)}
+    """Copy into `plan` the rows of `old`'s notes that `segment` holds with the same content. Paths
+    first: a note record is parsed (~10 us) only for a path both hold, so a delta of one note
+    reads two records, not the base's 31,000."""
+    old_index = dict(zip(old.note_paths, range(len(old.note_paths))))
     ids: list[np.ndarray] = []
     sources: list[np.ndarray] = []
     for ni, p in enumerate(segment.note_paths):
-        oi = by_note.get((p, segment.notes[ni].sha1))
-        if oi is None:
+        oi = old_index.get(p)
+        if oi is None or old.notes[oi].sha1 != segment.notes[ni].sha1:
             continue
         new, prev = segment.chunks_of_note(ni), old.chunks_of_note(oi)
         if len(new) == len(prev) and not plan.done[new.start : new.stop].any() and done[prev.start : prev.stop].all():
