@@ -270,8 +270,14 @@ class IndexReader(ChunkTable, Searching):
         return all(embeddings.stored_path(seg, name).is_file() for seg in self.segments)
 
     def dense_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
-        """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks."""
-        return sum(embeddings.embedded_count(seg, name) for seg in self.segments), self.n_chunks
+        """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks. A base's
+        chunks replaced by the delta are not counted (they made "180,843 / 180,842" after an edit)."""
+        done = 0
+        for seg, remap in zip(self.segments, self.layout.chunk_remap):
+            bits = embeddings.written(seg, name)
+            if bits is not None:
+                done += int(np.count_nonzero(bits & (remap >= 0)))
+        return done, self.n_chunks
 
     def stored_dense(self, name: str) -> np.ndarray | None:
         """This index's complete embeddings from `name` in the merged numbering (memory-mapped when it

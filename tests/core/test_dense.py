@@ -124,6 +124,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     (folder / "e.md").write_text("# e\n\nnew note", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     embeddings.keep(new, kept)
+    assert new.dense_progress(emb.name) == (3, 5)  # b.md's old chunk, replaced in a delta, is not counted
     calls: list[tuple[int, int]] = []
     again = np.asarray(new.dense_matrix(emb, progress=lambda d, t: calls.append((d, t))))
     assert calls == [(2, 2)]  # progress counts only the chunks that are embedded again
