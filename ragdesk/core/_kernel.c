@@ -429,6 +429,9 @@ static PyObject *frequencies(PyObject *self, PyObject *args) {
         const int32_t *d = docs.buf, *f = tfs.buf;
         int32_t *row = (int32_t *)PyBytes_AS_STRING(out) + t * nk;
         Py_ssize_t n = docs.len / 4;
+        /* without the GIL: postings not read since the index was opened fault in from disk (tens of
+           ms when the cache is cold), and the window's thread must not wait for them */
+        Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t j = 0; j < nk; j++) { /* binary search: the first posting >= key */
             Py_ssize_t lo = 0, hi = n;
             while (lo < hi) {
@@ -440,6 +443,7 @@ static PyObject *frequencies(PyObject *self, PyObject *args) {
             }
             row[j] = lo < n && d[lo] == key[j] ? f[lo] : 0;
         }
+        Py_END_ALLOW_THREADS
         PyBuffer_Release(&docs);
         PyBuffer_Release(&tfs);
     }

@@ -968,8 +968,14 @@ static PyObject *utf8_slice(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Onn", &obj, &start, &end)) return NULL;
     Py_buffer b;
     if (get_buffer(obj, &b, 1, "text") < 0) return NULL;
-    Py_ssize_t b0 = start < 0 || end < start ? -1 : utf8_advance(b.buf, b.len, 0, 0, start);
-    Py_ssize_t b1 = b0 < 0 ? -1 : utf8_advance(b.buf, b.len, b0, start, end);
+    Py_ssize_t b0, b1;
+    /* without the GIL: a note not read since the index was opened faults in from disk (~80 ms per
+       hit with a cold cache), and the window's thread must not wait for it; the decode below then
+       reads pages already in memory */
+    Py_BEGIN_ALLOW_THREADS
+    b0 = start < 0 || end < start ? -1 : utf8_advance(b.buf, b.len, 0, 0, start);
+    b1 = b0 < 0 ? -1 : utf8_advance(b.buf, b.len, b0, start, end);
+    Py_END_ALLOW_THREADS
     PyObject *out = NULL;
     if (b1 < 0)
         PyErr_Format(PyExc_ValueError, "characters %zd-%zd are not in the text", start, end);

@@ -463,3 +463,41 @@ def test_hit_texts_are_the_chunks_of_the_decoded_notes(lib: IndexReader) -> None
         assert [lib.chunk(c).text for c in range(lib.n_chunks)] == texts
     assert texts == [lib.note_text(int(lib.chunk_note[c]))[slice(*lib.spans[c].tolist())] for c in range(lib.n_chunks)]
     assert "Matematická indukce je důkazová metoda." in texts[lib.chunks_of_note(lib.note_index("cs/indukce.md")).start]
+
+
+@pytest.mark.skipif(kernels.TEXT is None, reason="the compiled text kernel is not built")
+def test_a_hits_text_is_found_without_holding_the_gil() -> None:
+    """Finding a chunk in its note reads memory-mapped pages that may come from disk (~80 ms per hit
+    when the cache is cold): the window's thread keeps running meanwhile. Here a scan of 160 MB
+    stands in for the slow pages; this thread's longest wait must stay well under the scan's time."""
+    import sys
+    import threading
+    import time
+
+    text = np.frombuffer(b"a" * (160 << 20), np.uint8)
+    t0 = time.perf_counter()
+    kernels.TEXT.utf8_slice(text, len(text) - 2, len(text))
+    scan = time.perf_counter() - t0
+    if scan < 0.01:
+        pytest.skip(f"a 160 MB scan took {scan * 1000:.1f} ms here: too fast to tell a held GIL apart")
+    go, done = threading.Event(), threading.Event()
+
+    def find() -> None:
+        go.wait()
+        kernels.TEXT.utf8_slice(text, len(text) - 2, len(text))
+        done.set()
+
+    worker = threading.Thread(target=find)
+    worker.start()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # a thread running Python hands the GIL over every 0.5 ms
+    try:
+        go.set()  # this thread is already counting when the scan starts
+        longest, last = 0.0, time.perf_counter()
+        while not done.is_set():
+            now = time.perf_counter()
+            longest, last = max(longest, now - last), now
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert longest < scan / 2, (scan, longest)  # held, it would be the whole scan (23-31 ms here)
