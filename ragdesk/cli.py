@@ -330,17 +330,25 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
             raise CliError(message) from exc
         print(f"ragdesk: warning: index is stale: {message}", file=sys.stderr)
         return lib
-    _keep_meaning(lib, kept)
+    if previous is None or lib.generation != previous.generation:  # a refresh was published
+        _keep_meaning(lib, kept, wait=False)
     return lib
 
 
-def _keep_meaning(lib: Any, kept: Any) -> None:
+def _keep_meaning(lib: Any, kept: Any, wait: bool) -> None:
     """Copy the kept meaning rows of unchanged notes into a refreshed index (see embeddings.keep); a
-    full or read-only cache leaves them for the next run rather than failing the command."""
+    full or read-only cache leaves them for the next run rather than failing the command. Without
+    `wait`, a search does not wait for another process computing the meaning index (hours, maybe):
+    those notes are embedded again later instead."""
     from .core import embeddings
 
     try:
-        embeddings.keep(lib, kept, waiting=_say_meaning_waiting)
+        if wait:
+            embeddings.keep(lib, kept, waiting=_say_meaning_waiting)
+        else:
+            embeddings.keep(lib, kept, cancelled=lambda: True)
+    except embeddings.EmbeddingCancelled:
+        print("ragdesk: note: another process is computing the meaning index; it was not copied", file=sys.stderr)
     except OSError as exc:
         if not _is_storage_error(exc):
             raise
@@ -401,7 +409,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
-    _keep_meaning(lib, kept)
+    _keep_meaning(lib, kept, wait=True)
     data["meaning_index"] = meaning = _meaning_index(lib, args)
     if args.report:
         data["report"] = lib.report()

@@ -409,3 +409,32 @@ class HashLike:
         self.embedded.extend(texts)
         out = np.array([[ord(c) % 7 + 1 for c in (t * 8)[:8]] for t in texts], np.float32)
         return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """The window embeds (hours at scale) while a terminal's `ragdesk search` refreshes an edit: the
+    search answers at once and says the rows were not copied; with nothing refreshed it takes no
+    lock at all."""
+    import threading
+
+    from ragdesk.core import store
+
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
+    folder = write_notes(tmp_path / "n", _notes(6))
+    idx = tmp_path / "idx"
+    lib, _ = build_index(folder, idx, workers=1)
+    lib.segment_dense(HashLike())
+    (folder / "n01.md").write_text("# Note 1\n\nrewritten", encoding="utf-8")
+    codes: list[int] = []
+    with store.meaning_lock(lib.root):  # held by "the window's build process"
+        search = threading.Thread(
+            target=lambda: codes.append(main(["search", str(folder), "alpha", "--index-dir", str(idx), "--json"]))
+        )
+        search.start()
+        search.join(timeout=60)
+        assert not search.is_alive() and codes == [0]
+    assert "another process is computing the meaning index; it was not copied" in capsys.readouterr().err
+    with store.meaning_lock(lib.root):  # nothing changed since: no refresh, no keep, no wait
+        assert main(["search", str(folder), "alpha", "--index-dir", str(idx), "--json"]) == 0
