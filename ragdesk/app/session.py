@@ -123,8 +123,12 @@ class Session(QObject):
         self._pending = None
         self.engine.cancel_build()
 
+    def _read_after_change(self) -> bool:
+        """Whether the build under way reads the folder after the latest change the watcher saw."""
+        return self.watcher.last_change < self._read_from
+
     def _on_folder_changed(self) -> None:
-        if self.engine.building and self._building_folder == self.folder and self.watcher.last_change < self._read_from:
+        if self.engine.building and self._building_folder == self.folder and self._read_after_change():
             return  # F5 after saving: the build under way reads the folder after the change
         self.status.emit("Notes changed on disk: updating the index…", SHORT_MS)
         self.refresh(watched=True)
@@ -160,10 +164,9 @@ class Session(QObject):
             self._use(library)
 
     def _on_index_built(self, outcome: BuildOutcome) -> None:
-        walked = outcome.report.walk_started
-        if self._pending is not None and self._pending_watch and self.watcher.last_change < walked:
+        self._read_from = max(self._read_from, outcome.report.walk_started)
+        if self._pending_watch and self._read_after_change():
             self._pending = None  # the watcher's change reached it before this build walked the folder
-        self._read_from = max(self._read_from, walked)
         if outcome.meaning_follows:  # the process goes on embedding; a waiting build stops it
             self.embedding = True
             queued = self._pending is not None

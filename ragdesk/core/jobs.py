@@ -237,7 +237,7 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         if embedder is not None and job.parent_pid is not None:
             os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
         # in any case: a BM25-only window must not lose a meaning index
-        embeddings.keep(reader, kept, cancel.is_set, lambda: queue.put(Progress(0, 0, 0, MEANING_WAITING)))
+        embeddings.keep(reader, kept, cancel.is_set, _say_meaning_waiting(queue))
         if embedder is not None:  # the meaning index, here rather than in the window's process
             for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
                 reader.warm(job.analyzer.with_name(name))
@@ -264,6 +264,11 @@ def _embedder(spec: str | None) -> Embedder | None:
         return None
 
 
+def _say_meaning_waiting(queue: Any) -> Callable[[], None]:
+    """What tells the window that another process (a terminal's `ragdesk index`) holds the meaning lock."""
+    return lambda: queue.put(Progress(0, 0, 0, MEANING_WAITING))
+
+
 def embed_index(reader: IndexReader, embedder: Embedder, queue: Any, cancelled: Callable[[], bool]) -> None:
     """Compute `reader`'s missing embeddings, reporting EmbeddingProgress at most every
     PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
@@ -280,11 +285,7 @@ def embed_index(reader: IndexReader, embedder: Embedder, queue: Any, cancelled: 
 
     if embedded < chunks:
         queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
-
-    def waiting() -> None:  # another process (a terminal's `ragdesk index`) is computing it
-        queue.put(Progress(0, 0, 0, MEANING_WAITING))
-
-    reader.segment_dense(embedder, progress=progress, cancelled=cancelled, waiting=waiting)
+    reader.segment_dense(embedder, progress=progress, cancelled=cancelled, waiting=_say_meaning_waiting(queue))
     queue.put(MeaningIndexed(embedder.name, count, time.monotonic() - t0))
 
 

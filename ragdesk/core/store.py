@@ -433,6 +433,8 @@ def meaning_lock(
     try:
         fd = os.open(root / MEANING_LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
     except OSError:
+        fd = -1  # not inside the handler: an error of the block must not read as raised during this one
+    if fd < 0:
         yield
         return
     with _holding(fd, cancelled, waiting, f"another process is computing the meaning index in {root}"):
