@@ -777,8 +777,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.command is None:
         return _run_gui(argv)
-    from .core.loader import IgnoreFileUnreadable
     from .core.store import IndexDamaged
+    from .core.walk import IgnoreFileUnreadable
 
     try:
         if hasattr(args, "k1"):

@@ -12,7 +12,7 @@
  *
  * intern_words: a batch's words looked up (and added) in the index's vocabulary dict.
  *
- * walk_tree (not on Windows): loader.walk_notes's folder walk, stat'ing only note-named files.
+ * walk_tree (not on Windows): walk.walk_folder's folder walk, stat'ing only note-named files.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -589,7 +589,7 @@ done:
 #ifndef _WIN32
 #include <sys/stat.h>
 
-/* ---- walking a notes folder (the twin of loader._walk_python) ---------------------------------- */
+/* ---- walking a notes folder (the twin of walk._walk_python) ---------------------------------- */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -684,7 +684,7 @@ static int push_event(PyObject *events, const char *rel, int code, const char *m
 }
 
 /* walk_tree(root, exts, skip_names, skip_dir[, outside]) -> (notes, sizes, mtimes, kinds, links, events): see
- * loader.walk_notes. Names starting with "." or in skip_names are not entered or listed; skip_dir(rel)
+ * walk.walk_folder. Names starting with "." or in skip_names are not entered or listed; skip_dir(rel)
  * (or None) is asked about every folder, by its relative path with a trailing "/". notes: relative
  * paths of note-named entries that are not folders (with their stat, links followed: kind 0 file,
  * 1 folder, 2 other, -1 no stat; links 1 for a symbolic link, 2 when the name is not ASCII and Python
@@ -1000,7 +1000,7 @@ static PyMethodDef methods[] = {
 #ifndef _WIN32
     {"walk_tree", walk_tree, METH_VARARGS,
      "walk_tree(root, exts, skip_names, skip_dir[, outside]) -> (notes, sizes, mtimes, kinds, links, events): a notes\n"
-     "folder's note-named files with their stat, and what loader.walk_notes reports about folders."},
+     "folder's note-named files with their stat, and what walk.walk_folder reports about folders."},
 #endif
     {"intern_words", intern_words, METH_VARARGS,
      "intern_words(vocab, words) -> int32 bytes: each word's id in the dict vocab, adding an unseen word\n"

@@ -8,6 +8,7 @@ failure nothing is published and the previous index stays current.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import time
 from collections.abc import Callable
@@ -17,16 +18,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import store
 from .analyzers import AnalyzerConfig
 from .chunking import ChunkOptions
-from .loader import NoteFile, Skipped, walk_notes
+from .loader import NoteFile, Skipped
 from .orphans import worker_pool
 from .params import IndexSettings
 from .paths import shown
 from .reader import IndexReader
 from .segment import derive_and_publish
 from .tokenize import BatchResult, process_batch
+from .walk import Walk, walk_folder
 from .writer import DeltaPlan, Derive, write_delta, write_full
 
 ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
@@ -119,38 +123,46 @@ def build_index(
 class _Plan:
     """What a refresh must do: notes reused from the previous index, files to read, and the count."""
 
-    files: list[NoteFile]
-    walk_skipped: list[Skipped]
+    walk: Walk
+    previous_idx: np.ndarray  # per walked note: its index in the previous index if unchanged, else -1
     reuse: dict[str, int]  # path -> note index in the previous index
     todo: list[NoteFile]
     carried: list[Skipped]  # files that failed to read before and have not changed since
     report: BuildReport
 
 
-def _plan(previous: IndexReader | None, files: list[NoteFile], walk_skipped: list[Skipped]) -> _Plan:
-    prev_by_path = {p: i for i, p in enumerate(previous.note_paths)} if previous else {}
+def _plan(previous: IndexReader | None, walk: Walk) -> _Plan:
+    """Compare the walk with the previous index in columns (the notes are in path order in both, so
+    an unchanged set of paths is one list comparison): only new and changed notes become objects."""
+    n = len(walk)
+    if previous is None:
+        was = np.full(n, -1, np.int64)
+    elif walk.paths == previous.note_paths:
+        was = np.arange(n, dtype=np.int64)
+    else:
+        index = previous.path_index()
+        was = np.array([index.get(p, -1) for p in walk.paths], np.int64).reshape(n)
+    same = was >= 0
+    if previous is not None:
+        at = was[same]
+        same[same] = (previous.note_size[at] == walk.sizes[same]) & (previous.note_mtime[at] == walk.mtimes[same])
+    previous_idx = np.where(same, was, -1)
+    reuse = dict(zip(itertools.compress(walk.paths, same.tolist()), previous_idx[same].tolist()))
     prev_read_skips = {s.path: s for s in previous.skipped if s.size >= 0} if previous else {}
-    reuse: dict[str, int] = {}
     carried: list[Skipped] = []
     todo: list[NoteFile] = []
-    sizes = previous.note_size.tolist() if previous else []
-    mtimes = previous.note_mtime.tolist() if previous else []
-    for f in files:
-        pi = prev_by_path.get(f.path)
-        if pi is not None and sizes[pi] == f.size and mtimes[pi] == f.mtime_ns:
-            reuse[f.path] = pi
-            continue
+    for f in walk.files(np.flatnonzero(~same).tolist()):
         old = prev_read_skips.get(f.path)
         if old is not None and not old.loaded and (old.size, old.mtime_ns) == (f.size, f.mtime_ns):
             carried.append(old)
-            continue
-        todo.append(f)
+        else:
+            todo.append(f)
     report = BuildReport()
-    report.changed = sum(1 for f in todo if f.path in prev_by_path)
-    report.removed = len(prev_by_path) - len(reuse) - report.changed  # a previous note still here is one of those
+    report.changed = int(np.count_nonzero(was[~same] >= 0))
+    report.removed = (len(previous.note_paths) if previous else 0) - len(reuse) - report.changed
     report.added = len(todo) - report.changed
     report.unchanged = len(reuse)
-    return _Plan(files, walk_skipped, reuse, todo, carried, report)
+    return _Plan(walk, previous_idx, reuse, todo, carried, report)
 
 
 def _is_current(previous: IndexReader | None, plan: _Plan) -> bool:
@@ -160,7 +172,7 @@ def _is_current(previous: IndexReader | None, plan: _Plan) -> bool:
     stored_walk_skips = {(s.path, s.reason) for s in previous.skipped if s.size < 0}
     unreadable_before = sum(1 for s in previous.skipped if s.size >= 0 and not s.loaded)
     return (
-        stored_walk_skips == {(s.path, s.reason) for s in plan.walk_skipped} and len(plan.carried) == unreadable_before
+        stored_walk_skips == {(s.path, s.reason) for s in plan.walk.skipped} and len(plan.carried) == unreadable_before
     )
 
 
@@ -178,8 +190,7 @@ class _Build:
 
     def run(self, previous: IndexReader | None) -> tuple[IndexReader, BuildReport]:
         walk_started = time.monotonic()
-        files, walk_skipped = walk_notes(self.folder, self.settings.load)
-        plan = _plan(previous, files, walk_skipped)
+        plan = _plan(previous, walk_folder(self.folder, self.settings.load))
         report = plan.report
         report.walk_started = walk_started
         if previous is not None and _is_current(previous, plan):
@@ -188,7 +199,7 @@ class _Build:
             if self.warm is not None:
                 previous.warm(self.warm)
             if self.progress is not None:
-                self.progress(len(files), len(files), previous.n_chunks, "")
+                self.progress(len(plan.walk), len(plan.walk), previous.n_chunks, "")
         else:
             reader = self._write(previous, plan)
         report.files, report.chunks, report.tokens = len(reader.notes), reader.n_chunks, reader.n_tokens
@@ -203,7 +214,7 @@ class _Build:
             pool = stack.enter_context(worker_pool(n_workers)) if n_workers > 1 else None
             batches = _batches(plan.todo)
             results = _run_batches(
-                batches, self.settings.chunk, pool, len(plan.files), len(plan.reuse), self.progress, self.cancelled
+                batches, self.settings.chunk, pool, len(plan.walk), len(plan.reuse), self.progress, self.cancelled
             )
             _check_cancel(self.cancelled)
             if (
@@ -213,15 +224,23 @@ class _Build:
                     for _ in range(n_workers):
                         pool.submit(_imported)
             skipped = _skipped(previous, plan, results)
-            delta = _plan_delta(previous, plan.files, plan.reuse)
+            delta = _plan_delta(previous, plan)
             if delta is not None:
-                reader = write_delta(self.folder, self.root, self.settings, plan.files, delta, results, skipped)
+                reader = write_delta(self.folder, self.root, self.settings, delta, results, skipped)
             else:
                 derive = (
                     _derive_in(pool, self.warm, self.cancelled) if pool is not None and self.warm is not None else None
                 )
                 reader = write_full(
-                    self.folder, self.root, self.settings, plan.files, plan.reuse, previous, results, skipped, derive
+                    self.folder,
+                    self.root,
+                    self.settings,
+                    plan.walk.files(),
+                    plan.reuse,
+                    previous,
+                    results,
+                    skipped,
+                    derive,
                 )
         if self.warm is not None:
             reader.warm(self.warm)
@@ -232,25 +251,28 @@ def _skipped(previous: IndexReader | None, plan: _Plan, results: list[BatchResul
     """Every skipped or re-decoded file, in path order: found by the walk, unreadable as before,
     re-decoded as before (notes kept), or found now."""
     kept = [s for s in previous.skipped if s.size >= 0 and s.loaded and s.path in plan.reuse] if previous else []
-    skipped = plan.walk_skipped + plan.carried + kept + [s for r in results for s in r.skipped]
+    skipped = plan.walk.skipped + plan.carried + kept + [s for r in results for s in r.skipped]
     return sorted(skipped, key=lambda s: s.path)
 
 
-def _plan_delta(previous: IndexReader | None, files: list[NoteFile], reuse: dict[str, int]) -> DeltaPlan | None:
+def _plan_delta(previous: IndexReader | None, plan: _Plan) -> DeltaPlan | None:
     """A delta refresh when the notes that differ from the base are few; None for a full merge."""
     if previous is None:
         return None
-    from_base: dict[str, int] = {}
-    from_delta: dict[str, int] = {}
-    for path, pi in reuse.items():
-        seg, local = previous.layout.locate(pi)
-        (from_base if seg == 0 else from_delta)[path] = local
-    delta_files = [f for f in files if f.path not in from_base]
-    total = sum(f.size for f in files)
-    if len(delta_files) > DELTA_MAX_NOTES or sum(f.size for f in delta_files) > DELTA_MAX_SHARE * total:
+    walk, at = plan.walk, plan.previous_idx
+    reused = at >= 0
+    segment = np.zeros(len(at), np.int8)
+    local = np.full(len(at), -1, np.int64)
+    segment[reused] = previous.layout.note_segment[at[reused]]
+    local[reused] = previous.layout.note_local[at[reused]]
+    in_base = reused & (segment == 0)
+    rest = np.flatnonzero(~in_base).tolist()
+    if len(rest) > DELTA_MAX_NOTES or int(walk.sizes[rest].sum()) > DELTA_MAX_SHARE * int(walk.sizes.sum()):
         return None
+    from_delta = {walk.paths[i]: int(local[i]) for i in rest if reused[i]}
     previous_delta = previous.segments[1] if len(previous.segments) > 1 else None
-    return DeltaPlan(previous.segments[0], previous_delta, from_base, from_delta, delta_files)
+    base_rows = np.where(in_base, local, -1)
+    return DeltaPlan(previous.segments[0], previous_delta, walk.paths, base_rows, from_delta, walk.files(rest))
 
 
 def _batches(files: list[NoteFile]) -> list[list[NoteFile]]:

@@ -141,9 +141,13 @@ class IndexReader(ChunkTable, Searching):
 
     def note_index(self, path: str) -> int | None:
         """The index of the note at relative `path` (None when it is not in the index)."""
+        return self.path_index().get(path)
+
+    def path_index(self) -> dict[str, int]:
+        """Note path -> note index, built on first use (a refresh's plan; 5 ms at 31,000 notes)."""
         if self._path_index is None:
             self._path_index = {p: i for i, p in enumerate(self.note_paths)}
-        return self._path_index.get(path)
+        return self._path_index
 
     def chunk_at(self, path: str, span: tuple[int, int]) -> int | None:
         """The chunk id of the passage `span` of note `path` in this index, if it still exists

@@ -222,16 +222,16 @@ class DeltaPlan:
 
     base: Segment
     previous_delta: Segment | None  # the delta of the index being refreshed, if it has one
-    from_base: dict[str, int]  # path -> base note index
+    paths: list[str]  # every note the walk found, in path order
+    base_rows: np.ndarray  # per path: its note index in the base when kept from there, else -1
     from_delta: dict[str, int]  # path -> note index in the previous delta segment
-    delta_files: list[NoteFile]
+    delta_files: list[NoteFile]  # the notes not kept from the base, in path order
 
 
 def write_delta(
     folder: Path,
     root: Path,
     settings: IndexSettings,
-    files: list[NoteFile],
     plan: DeltaPlan,
     results: list[BatchResult],
     skipped: list[Skipped],
@@ -248,15 +248,14 @@ def write_delta(
             delta_dir, folder, settings, plan.delta_files, plan.from_delta, plan.previous_delta, results, []
         )
         delta = Segment(delta_dir, dman)
-        in_delta = {p: -1 - j for j, p in enumerate(delta.note_paths)}
-        src = [s for f in files if (s := plan.from_base.get(f.path, in_delta.get(f.path))) is not None]
+        src = _merged_order(plan, delta)
         kept = np.zeros(len(base.note_paths), bool)
-        kept[list(plan.from_base.values())] = True
+        kept[plan.base_rows[plan.base_rows >= 0]] = True
         dead_rows = np.flatnonzero(~kept[np.asarray(base.chunk_note)])
         fwd = base.forward()
         ptr = np.asarray(fwd.row_ptr)
         dead_tokens = int(np.asarray(fwd.counts)[ranges(ptr[dead_rows], np.diff(ptr)[dead_rows])].sum())
-        files_info = store.write_arrays(gen, {"note_src": np.asarray(src, np.int32)}, {})
+        files_info = store.write_arrays(gen, {"note_src": src}, {})
         files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
         counts = {
             "files": len(src),
@@ -269,3 +268,16 @@ def write_delta(
         store.discard(gen)
         raise
     return IndexReader(folder, root, gen, manifest, [base, delta])
+
+
+def _merged_order(plan: DeltaPlan, delta: Segment) -> np.ndarray:
+    """Each indexed note in path order as its base note index, or -1 - its index in the delta (a
+    note the walk found that could not be read is in neither)."""
+    in_delta = {p: j for j, p in enumerate(delta.note_paths)}
+    src = plan.base_rows.copy()
+    live = src >= 0
+    for i in np.flatnonzero(~live).tolist():
+        j = in_delta.get(plan.paths[i])
+        if j is not None:
+            src[i], live[i] = -1 - j, True
+    return src[live].astype(np.int32)

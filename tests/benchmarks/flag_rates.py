@@ -16,9 +16,10 @@ from collections import Counter
 from pathlib import Path
 
 from ragdesk.core.chunking import ChunkOptions, chunk_note
-from ragdesk.core.loader import LoadOptions, read_note, walk_notes
+from ragdesk.core.loader import LoadOptions, read_note
 from ragdesk.core.prompt import Excerpt
 from ragdesk.core.secrets import find_secrets
+from ragdesk.core.walk import walk_notes
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 

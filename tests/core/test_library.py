@@ -149,6 +149,39 @@ def test_incremental_equals_full_rebuild(tmp_path: Path, monkeypatch: pytest.Mon
             )
 
 
+@pytest.mark.parametrize("delta", [False, True], ids=["merge-all", "delta-segment"])
+def test_a_refresh_of_edits_alone_reads_only_the_edited_notes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool
+) -> None:
+    """The same paths as the index (the plan's fast path, one list comparison): only the edited notes
+    are read, and the result is a full rebuild's; a folder with a note added (the slow path) too."""
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0 if delta else 0.0)
+    folder = write_notes(tmp_path / "notes", {f"d{i}/n{i:02d}.md": f"# N{i}\n\nnote {i} words" for i in range(30)})
+    build_index(folder, tmp_path / "inc", workers=1)
+    read: list[str] = []
+    process = build_mod.process_batch
+    monkeypatch.setattr(
+        build_mod, "process_batch", lambda files, o: (read.extend(f.path for f in files), process(files, o))[1]
+    )
+    for step, edited in enumerate([["d3/n03.md", "d17/n17.md"], ["d29/n29.md"]]):
+        for path in edited:
+            (folder / path).write_text(f"# Edited\n\nchanged {step} words", encoding="utf-8")
+        if step == 1:
+            (folder / "d0/added.md").write_text("an added note", encoding="utf-8")
+        read.clear()
+        inc, report = build_index(folder, tmp_path / "inc", workers=1)
+        assert sorted(read) == sorted(edited + ["d0/added.md"] * step)
+        assert (report.changed, report.added, report.removed, report.unchanged) == (
+            len(edited),
+            step,
+            0,
+            30 - len(edited),
+        )
+        assert (len(inc.segments) == 2) == delta
+        full, _ = build_index(folder, tmp_path / f"full{step}", workers=1)
+        assert _stats(inc, "combined") == _stats(full, "combined")
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int

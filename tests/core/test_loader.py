@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdesk.core.loader import LoadOptions, Note, Skipped, decode, parse_front_matter, read_note, walk_notes
+from ragdesk.core.loader import LoadOptions, Note, Skipped, decode, parse_front_matter, read_note
+from ragdesk.core.walk import walk_notes
 
 from ..conftest import write_notes
 

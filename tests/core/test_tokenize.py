@@ -11,8 +11,9 @@ import pytest
 from ragdesk.core import kernels
 from ragdesk.core.build import _batches
 from ragdesk.core.chunking import ChunkOptions, chunk_note
-from ragdesk.core.loader import LoadOptions, read_note, walk_notes
+from ragdesk.core.loader import LoadOptions, read_note
 from ragdesk.core.tokenize import count_words, intern_words, process_batch
+from ragdesk.core.walk import walk_notes
 
 SAMPLE_NOTES = Path(str(resources.files("ragdesk.resources").joinpath("sample_notes")))
 

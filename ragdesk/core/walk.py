@@ -1,0 +1,272 @@
+"""Finding a folder's notes: walk it (in C where compiled), skip what is ignored, too large, not a
+file or a link out of the folder (each with a reason), and stat the rest for change detection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pathspec
+
+from . import kernels
+from .loader import LoadOptions, NoteFile, Skipped
+
+IGNORE_FILE = ".ragdeskignore"
+SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+class IgnoreFileUnreadable(Exception):
+    """The folder's .ragdeskignore exists but cannot be read: indexing stops rather than index the
+    notes it excludes."""
+
+
+def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | None:
+    lines = list(options.ignore)
+    ignore_file = root / IGNORE_FILE
+    try:
+        lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        pass  # no ignore file: nothing excluded but the patterns in the settings
+    except OSError as exc:
+        raise IgnoreFileUnreadable(
+            f"cannot read {ignore_file}: {exc.strerror or exc}; indexing stopped so that the notes it "
+            "excludes are not indexed (fix or remove the file)"
+        ) from exc
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def walk_folder(root: str | os.PathLike[str], options: LoadOptions | None = None) -> Walk:
+    """Find note files under `root` without following links back into the walk.
+
+    A refresh walks the whole folder to see what changed, so this is lean: the compiled
+    `_text.walk_tree` lists the folders and stats the notes without a Python object per entry
+    (the Python twin, `_walk_python`, is used without a C compiler and on Windows; tested equal),
+    and what it found stays in columns. Folders are entered in name order, so which of two links
+    to the same folder counts as the loop does not depend on the file system's listing order.
+    """
+    options = options or LoadOptions()
+    root_path = Path(root)
+    if not root_path.is_dir():
+        raise FileNotFoundError(f"notes folder not found: {root}")
+    exts = tuple(e.lower() for e in options.extensions)
+    spec = _load_ignore_spec(root_path, options)
+    inside = None if options.follow_outside_links else _Inside(root_path)
+    prefix = os.path.join(str(root_path), "")
+    with _collector_paused():
+        if kernels.has_walk():
+            stats, skipped = _walk_compiled(root_path, exts, spec, inside)
+        else:
+            stats, skipped = _walk_python(root_path, exts, spec, inside)
+        return _kept(stats, skipped, prefix, _Filter(exts, spec, options.max_bytes, inside))
+
+
+def walk_notes(
+    root: str | os.PathLike[str], options: LoadOptions | None = None
+) -> tuple[list[NoteFile], list[Skipped]]:
+    """`walk_folder` as a NoteFile per note, and what was skipped, both in path order."""
+    found = walk_folder(root, options)
+    return found.files(), found.skipped
+
+
+@dataclass
+class Walk:
+    """What a walk found, in path order, as columns: a refresh compares every note's size and mtime
+    with the index's and makes a NoteFile only for the notes it reads (an object per note was a
+    third of a refresh's walk at 31,000 notes)."""
+
+    prefix: str  # the folder's path and a separator: a note's path is prefix + its relative path
+    paths: list[str]  # relative, '/'-separated
+    sizes: np.ndarray  # int64
+    mtimes: np.ndarray  # int64, ns
+    skipped: list[Skipped]
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def files(self, which: Iterable[int] | None = None) -> list[NoteFile]:
+        """The notes at positions `which` (every note when None) as NoteFiles."""
+        rows = range(len(self.paths)) if which is None else which
+        p, s, m = self.paths, self.sizes, self.mtimes
+        return [NoteFile(p[i], self.prefix + p[i], int(s[i]), int(m[i])) for i in rows]
+
+
+OUTSIDE_LINK = "links outside the notes folder (not followed; Settings or --follow-outside-links to follow)"
+
+
+class _Inside:
+    """Whether a link's real path stays inside the notes folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.path.realpath(root)
+        self.prefix = os.path.join(self.root, "")
+
+    def __call__(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == self.root or real.startswith(self.prefix)
+
+    def outside(self, path: str) -> bool:
+        return not self(path)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a walk makes tens of thousands of small objects, none in
+    a cycle, and each collection they trigger traverses everything the process holds (in a window
+    with an index open, a third of a refresh's walk)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True)
+class _Filter:
+    """Which walked files are notes to read: the rest are ignored or skipped with a reason."""
+
+    exts: tuple[str, ...]
+    spec: pathspec.PathSpec | None
+    max_bytes: int
+    inside: _Inside | None
+
+    def reason(self, rel: str, path: str, size: int, kind: int, link: int) -> str | None:
+        """Why the file is not read ("" when ignored without a word), None when it is a note."""
+        if link & 2 and not rel.rsplit("/", 1)[-1].lower().endswith(self.exts):
+            return ""  # a name the compiled walk left to Python: not a note's
+        if kind < 0:
+            return "dangling symbolic link" if link & 1 else "cannot be read (stat failed)"
+        if self.spec is not None and self.spec.match_file(rel):
+            return ""
+        if link & 1 and self.inside is not None and not self.inside(path):
+            return OUTSIDE_LINK
+        if kind != 0:
+            return "not a regular file (pipe, socket or device)"
+        if size > self.max_bytes:
+            return f"too large: {size / 1e6:.1f} MB over the {self.max_bytes / 1e6:.0f} MB limit"
+        return None
+
+
+def _kept(stats: _Stats, skipped: list[Skipped], prefix: str, check: _Filter) -> Walk:
+    """The notes to read, in path order, and why the others are skipped (also in path order). The
+    common file (regular, not a link, within the size limit) is told apart in numpy; only the others
+    and, with ignore patterns, every file, go through `check` one at a time."""
+    rels = stats[0]
+    sizes, mtimes, kinds, links = (np.asarray(a) for a in stats[1:])
+    keep = (kinds == 0) & (links == 0) & (sizes <= check.max_bytes)
+    rows = range(len(rels)) if check.spec is not None else np.flatnonzero(~keep).tolist()
+    for i in rows:
+        reason = check.reason(rels[i], prefix + rels[i], int(sizes[i]), int(kinds[i]), int(links[i]))
+        keep[i] = reason is None
+        if reason:
+            skipped.append(Skipped(rels[i], reason))
+    found = np.flatnonzero(keep).tolist()
+    order = sorted(found, key=rels.__getitem__)
+    skipped.sort(key=lambda s: s.path)
+    return Walk(prefix, [rels[i] for i in order], sizes[order], mtimes[order], skipped)
+
+
+_FOLDER_EVENTS = (
+    "folder cannot be read: {}",
+    "folder named like a note (link loop)",
+    "is a folder, not a note file",
+    OUTSIDE_LINK,
+)
+# relative paths, sizes, mtimes (ns), kinds (0 file, 1 folder, 2 other, -1 no stat), link flags (1 a
+# link, 2 a name the compiled walk left to Python to match)
+_Stats = tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _walk_compiled(
+    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None, inside: _Inside | None
+) -> tuple[_Stats, list[Skipped]]:
+    """`_walk_python` by `_text.walk_tree` (which leaves names that are not ASCII to Python)."""
+    skip_dir = spec.match_file if spec is not None else None
+    outside = inside.outside if inside is not None else None
+    assert kernels.TEXT is not None
+    rels, sizes, mtimes, kinds, links, events = kernels.TEXT.walk_tree(
+        str(root_path), exts, tuple(SKIP_DIRS), skip_dir, outside
+    )
+    stats = (
+        rels,
+        np.frombuffer(sizes, np.int64),
+        np.frombuffer(mtimes, np.int64),
+        np.frombuffer(kinds, np.int8),
+        np.frombuffer(links, np.int8),
+    )
+    return stats, [Skipped(rel, _FOLDER_EVENTS[code].format(text)) for rel, code, text in events]
+
+
+def _walk_python(
+    root_path: Path, exts: tuple[str, ...], spec: pathspec.PathSpec | None, inside: _Inside | None
+) -> tuple[_Stats, list[Skipped]]:
+    """The note-named files under `root_path` with their stat (kind 0 file, 1 folder, 2 other,
+    -1 no stat), and what is reported about folders on the way."""
+    skipped: list[Skipped] = []
+    notes: list[tuple[str, str, bool]] = []  # relative path, path, is a link: stat'ed below
+    root_real = os.path.realpath(root_path)
+    visited = {root_real}
+    stack: list[tuple[str, str, str]] = [(str(root_path), "", root_real)]  # path, relative path, real path
+    while stack:
+        dirpath, rel, real_dir = stack.pop()
+        try:
+            entries = list(os.scandir(dirpath))
+        except OSError as exc:
+            skipped.append(Skipped(rel or ".", _FOLDER_EVENTS[0].format(exc.strerror or exc)))
+            continue
+        folders: list[os.DirEntry[str]] = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name in SKIP_DIRS:
+                continue
+            try:
+                is_dir = entry.is_dir()  # follows links; no system call unless it is one
+            except OSError:
+                is_dir = False
+            if is_dir:
+                folders.append(entry)
+            elif name.lower().endswith(exts):
+                notes.append((f"{rel}/{name}" if rel else name, entry.path, entry.is_symlink()))
+        subdirs: list[tuple[str, str, str]] = []
+        for entry in sorted(folders, key=lambda e: e.name):
+            relpath = f"{rel}/{entry.name}" if rel else entry.name
+            if spec is not None and spec.match_file(relpath + "/"):
+                continue
+            linked = entry.is_symlink()
+            if linked and inside is not None and not inside(entry.path):
+                skipped.append(Skipped(relpath, OUTSIDE_LINK))
+                continue
+            real = os.path.realpath(entry.path) if linked else os.path.join(real_dir, entry.name)
+            is_note_name = entry.name.lower().endswith(exts)
+            if real in visited:
+                if is_note_name:
+                    skipped.append(Skipped(relpath, _FOLDER_EVENTS[1]))
+                continue
+            visited.add(real)
+            if is_note_name:
+                skipped.append(Skipped(relpath, _FOLDER_EVENTS[2]))
+            subdirs.append((entry.path, relpath, real))
+        stack.extend(reversed(subdirs))
+    rels: list[str] = []
+    columns: list[list[int]] = [[], [], [], []]  # size, mtime, kind, link
+    for relpath, path, is_link in notes:
+        try:
+            st = os.stat(path)  # follows links
+        except OSError:
+            row = (0, 0, -1, int(is_link))
+        else:
+            kind = 0 if stat.S_ISREG(st.st_mode) else 1 if stat.S_ISDIR(st.st_mode) else 2
+            row = (st.st_size, st.st_mtime_ns, kind, int(is_link))
+        rels.append(relpath)
+        for column, value in zip(columns, row):
+            column.append(value)
+    sizes, mtimes, kinds, links = (np.array(c, np.int64) for c in columns)
+    return (rels, sizes, mtimes, kinds, links), skipped
