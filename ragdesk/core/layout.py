@@ -9,6 +9,7 @@ through one `Layout`, so the reader has no base/delta branches.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -74,11 +75,22 @@ class Layout:
         """Per-chunk rows of each segment, laid out in the merged order (the identity: as they are)."""
         if self.identity:
             return rows[0]
-        out = np.empty((self.n_chunks, *rows[0].shape[1:]), rows[0].dtype)
-        for seg_rows, remap in zip(rows, self.chunk_remap):
-            live = np.flatnonzero(remap >= 0)
-            out[remap[live]] = np.asarray(seg_rows)[live]
+        first = np.asarray(rows[0])
+        out = np.empty((self.n_chunks, *first.shape[1:]), first.dtype)
+        flat = _as_rows(out)
+        for seg_rows, (to, live) in zip(rows, self._scatter):
+            flat[to] = _as_rows(np.asarray(seg_rows))[live]
         return out
+
+    @cached_property
+    def _scatter(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """Per segment, where its live chunks go in the merged order and which they are (computed once:
+        spans, lines and headings are laid out with it)."""
+        out = []
+        for remap in self.chunk_remap:
+            live = np.flatnonzero(remap >= 0)
+            out.append((remap[live], live))
+        return tuple(out)
 
     def per_note(self, values: list[np.ndarray]) -> np.ndarray:
         """Per-note values of each segment, in the merged order."""
@@ -89,3 +101,11 @@ class Layout:
             mask = self.note_segment == s
             out[mask] = np.asarray(seg_values)[self.note_local[mask]]
         return out
+
+
+def _as_rows(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous (n, 2) int32 array seen as n int64s: numpy moves 1-D items 3-4x faster than 2-D
+    rows (the merged spans of 180,000 chunks: 6-10 ms a copy, 2 ms as int64s)."""
+    if a.ndim == 2 and a.flags.c_contiguous and a.shape[1] * a.itemsize == 8:
+        return a.view(np.int64).reshape(len(a))
+    return a

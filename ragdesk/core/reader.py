@@ -54,7 +54,7 @@ class IndexReader(ChunkTable, Searching):
             self.layout = Layout.compose(note_src, firsts, (base.chunk_note, delta.chunk_note))
             self.note_paths = [segments[s].note_paths[i] for s, i in zip(*self._sources())]
             self.notes = MergedNotes(segments, self.layout.note_segment, self.layout.note_local)
-            headings = dict(zip(base.headings, range(len(base.headings))))  # one id per distinct heading
+            headings = dict(base.heading_index())  # one id per distinct heading
             delta_heading = intern_words(headings, delta.headings)
             delta_ids = delta_heading[np.asarray(delta.heading_ids)] if len(delta_heading) else np.zeros(0, np.int32)
             self.headings = list(headings)
