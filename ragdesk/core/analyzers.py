@@ -111,6 +111,14 @@ class Token:
     word: str
 
 
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, casefolded word) of each word of `text` (NFC-normalized first, as indexed)."""
+    text = normalize(text)
+    matches = list(WORD_RE.finditer(text))
+    words = casefold_all([m.group() for m in matches])
+    return [(m.start(), m.end(), word) for m, word in zip(matches, words)]
+
+
 def _trigrams(word: str) -> list[str]:
     padded = f"_{word}_"
     return [padded[i : i + 3] for i in range(len(padded) - 2)]
@@ -147,15 +155,8 @@ class Analyzer:
         return tuple(_trigrams(word))
 
     def tokens(self, text: str) -> list[Token]:
-        """Terms of `text` with their offsets in `text` (used for highlighting)."""
-        text = normalize(text)
-        out: list[Token] = []
-        matches = list(WORD_RE.finditer(text))
-        words = casefold_all([m.group() for m in matches])
-        for m, word in zip(matches, words):
-            for term in self.terms_of_word(word):
-                out.append(Token(term, m.start(), m.end(), word))
-        return out
+        """Terms of `text` with their offsets in `text` (what `ragdesk analyze` shows)."""
+        return [Token(term, s, e, word) for s, e, word in word_spans(text) for term in self.terms_of_word(word)]
 
     def terms(self, text: str) -> list[str]:
         return [t for w in word_tokens(normalize(text)) for t in self.terms_of_word(w)]

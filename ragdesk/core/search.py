@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .analyzers import Analyzer, AnalyzerConfig
+from .analyzers import Analyzer, AnalyzerConfig, word_spans
 from .bm25 import DEFAULT_B, DEFAULT_K1, idf
 from .chunking import Chunk
 from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, rrf_fuse
@@ -206,17 +206,18 @@ class Searching:
         A word matches through trigrams only when at least half of its trigrams are query trigrams,
         so a shared "_co" does not light up every word that starts like the query.
         """
-        spans: dict[tuple[int, int], str] = {}
+        parts = []
         for cfg, _ in analyzer.parts():
             a = self.analyzer(cfg)
-            terms = {t for t, _ in a.query_terms(query)}
-            by_word: dict[tuple[int, int], list[str]] = {}
-            for t in a.tokens(text):
-                by_word.setdefault((t.start, t.end), []).append(t.term)
-            for span, word_terms in by_word.items():
+            parts.append((a.terms_of_word, {t for t, _ in a.query_terms(query)}, cfg.name == "trigrams"))
+        spans: dict[tuple[int, int], str] = {}
+        for start, end, word in word_spans(text):  # each word once (not a Token per trigram: 4x slower)
+            for terms_of_word, terms, by_share in parts:
+                word_terms = terms_of_word(word)
                 hits = [t for t in word_terms if t in terms]
-                if hits and (cfg.name != "trigrams" or 2 * len(hits) >= len(word_terms)):
-                    spans.setdefault(span, hits[0])
+                if hits and (not by_share or 2 * len(hits) >= len(word_terms)):
+                    spans.setdefault((start, end), hits[0])
+                    break
         return sorted((s, e, term) for (s, e), term in spans.items())
 
 
