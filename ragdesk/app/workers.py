@@ -113,13 +113,16 @@ def run_in_child(
         child = ChildProcess(name)
     proc = child.proc
     child.tasks.put((target, job, dict(os.environ)))
+    killed = False
     try:
         while True:
             if cancel.is_set():
                 child.cancel.set()
                 if killable():
+                    # not waited for: its exit (unmapping the model and the index) took 30-40 ms that an
+                    # edit waited for; multiprocessing reaps it when it next starts a process
                     proc.kill()
-                    proc.join()
+                    killed = True
                     handle(Cancelled())
                     return None
             try:
@@ -131,9 +134,10 @@ def run_in_child(
             if handle(msg):
                 return None
     finally:
-        proc.join(timeout=30)
-        if proc.is_alive():
-            proc.kill()
+        if not killed:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
 
 
 @dataclass
@@ -216,7 +220,7 @@ class BuildWorker(QObject):
             self._embedding = msg.meaning_follows
             if self._spare is None:  # ready for the next refresh (an edit), while this one embeds or exits
                 # with this index opened: a refresh starts from it (core.jobs.prepare)
-                prepare = (request.folder, request.index_dir, request.analyzer)
+                prepare = (request.folder, request.index_dir, request.analyzer, request.embedder)
                 self._spare = ChildProcess("indexing", SPARE_DELAY_S, prepare)
             return reader is None or not msg.meaning_follows
         if isinstance(msg, MeaningIndexed):

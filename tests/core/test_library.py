@@ -445,6 +445,39 @@ def test_a_build_starts_from_the_index_its_process_opened_while_waiting_unless_i
     assert [h.path for h in lib.search("gamma").hits] == ["n4.md"] and prepared.generation != lib.generation
 
 
+def test_the_process_kept_for_the_next_build_loads_the_model_while_it_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit does not wait for the embedding model to load (10-15 ms): `prepare` loads it, the
+    next build takes it, and a build after that loads its own."""
+    import threading
+
+    from ragdesk.core import jobs
+    from ragdesk.core.dense import DenseUnavailable
+
+    folder = write_notes(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"})
+    loads: list[str] = []
+
+    def load(spec: str) -> None:
+        loads.append(spec)
+        raise DenseUnavailable("not installed here")
+
+    monkeypatch.setattr(jobs, "load_embedder", load)
+    job = jobs.BuildJob(str(folder), str(tmp_path / "idx"), IndexSettings(), AnalyzerConfig(), embedder="e5")
+    messages: list[object] = []
+
+    class Queue:
+        put = messages.append
+
+    jobs.prepare(job.folder, job.index_dir, AnalyzerConfig(), "e5")
+    assert loads == ["e5"]
+    jobs.build_job(job, Queue(), threading.Event())
+    assert loads == ["e5"]  # the model loaded ahead
+    jobs.build_job(job, Queue(), threading.Event())
+    assert loads == ["e5", "e5"]
+    assert [type(m).__name__ for m in messages].count("Done") == 2
+
+
 def test_an_index_opened_ahead_under_another_cache_folder_is_not_the_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
