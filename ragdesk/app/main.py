@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 from .. import __version__
 from .resources import app_icon, sample_notes_folder
 from .settings import AppSettings
+from .stop_signals import close_on_stop_signals
 from .window import MainWindow
 
 BROKEN_BINDINGS = {"6.12.0"}  # drops a reference to None on every Python-side index.data() answered with None
@@ -117,4 +118,8 @@ def run(
     window.open_folder(initial_folder(folder, settings))
     if missing is not None:
         window.show_missing_folder(missing)
-    return app.exec()
+    restore = close_on_stop_signals(window)
+    try:
+        return app.exec()
+    finally:
+        restore()

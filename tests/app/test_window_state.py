@@ -4,8 +4,12 @@ follow their passage, and errors that used to be swallowed are shown."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from ragdesk.app.models import ResultsModel
@@ -172,3 +176,35 @@ def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monke
     w.settings.set("editor/command", "okular --page {page} {path}")
     w.open_current_note()
     assert started == [["okular", "--page", str(pages), str(folder.resolve() / "report.pdf")]]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_signal_closes_the_window_and_saves_its_layout(window: MainWindow, qtbot, sig: int) -> None:  # type: ignore[no-untyped-def]
+    """A logout's SIGTERM or the terminal's Ctrl+C closes the window as its close button does (the
+    layout saved, the build process stopped): before, SIGTERM ended the process mid-stride and
+    Ctrl+C did nothing until some Python code ran."""
+    from ragdesk.app.stop_signals import close_on_stop_signals
+
+    window.resize(1000, 700)
+    window.show()
+    qtbot.waitExposed(window)
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+
+    on_disk = lambda: QSettings(window.settings.file_name, QSettings.Format.IniFormat).contains("window/geometry")  # noqa: E731
+    assert not on_disk()
+    restore = close_on_stop_signals(window)
+    try:
+        # an event loop with no Python of its own in it, as app.exec(): the wake-up fd must wake it
+        loop = QEventLoop()
+        window.windowHandle().visibleChanged.connect(loop.quit)  # C++ to C++: no Python runs
+        QTimer.singleShot(5000, loop.quit)
+        started = time.monotonic()
+        os.kill(os.getpid(), sig)
+        loop.exec()
+        assert not window.isVisible() and time.monotonic() - started < 2
+    finally:
+        restore()
+    assert on_disk()
+    assert not window.engine.building
+    assert signal.getsignal(sig) is not None and signal.set_wakeup_fd(-1) == -1  # handlers and fd given back
