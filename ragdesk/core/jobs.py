@@ -185,6 +185,7 @@ def prepare(folder: str, index_dir: str | None, analyzer: AnalyzerConfig, embedd
     if embedder:
         _PREPARED_EMBEDDERS[embedder] = _embedder(embedder)
     import numpy.ma  # noqa: F401  np.unique imports it on first use: 25 ms of a refresh's delta derivation
+
     with contextlib.suppress(IndexMissing, IndexDamaged, OSError):
         reader = IndexReader.open(folder, index_dir)
         reader.warm(analyzer)
