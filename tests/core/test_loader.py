@@ -89,6 +89,30 @@ def test_walk_follows_links_once_and_reads_names_in_any_script(tmp_path: Path, t
     assert by_path["x/Ω.txt"].size == len("omega") and by_path["x/Ω.txt"].abspath == str(root / "x" / "Ω.txt")
 
 
+def test_a_large_folder_is_stated_in_threads_as_in_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past 2,048 notes the compiled walk stats them in threads, a folder at a time: every size,
+    mtime and skip reason is the Python walk's, also for a file deleted, a link left dangling or a
+    pipe among them."""
+    from ragdesk.core import kernels
+
+    if not kernels.has_walk():
+        pytest.skip("the compiled walk is not built here")
+    root = tmp_path / "n"
+    for i in range(3000):
+        folder = root / f"f{i % 37:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"n{i:04d}.md").write_text("x" * (i % 50), encoding="utf-8")
+        os.utime(folder / f"n{i:04d}.md", ns=(10**18 + i, 10**18 + 7 * i))
+    (root / "f03" / "gone.md").symlink_to(root / "nowhere.md")
+    os.mkfifo(root / "f05" / "pipe.md")
+    compiled = walk_notes(root, LoadOptions())
+    monkeypatch.setattr(kernels, "TEXT", None)
+    python = walk_notes(root, LoadOptions())
+    assert len(compiled[0]) == 3000 and compiled == python
+    assert {(f.size, f.mtime_ns) for f in compiled[0] if f.path == "f10/n0010.md"} == {(10, 10**18 + 70)}
+    assert [s.reason for s in compiled[1]] == ["dangling symbolic link", "not a regular file (pipe, socket or device)"]
+
+
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="notes folder not found"):
         walk_notes(tmp_path / "nope")
