@@ -251,14 +251,18 @@ def _keep(reader: IndexReader, kept: Kept) -> None:
 
 def _copy_unchanged(segment: Segment, old: Segment, rows: np.ndarray, done: np.ndarray, plan: Plan) -> None:
     """Copy into `plan` the rows of `old`'s notes that `segment` holds with the same content. Paths
-    first: a note record is parsed (~10 us) only for a path both hold, so a delta of one note
-    reads two records, not the base's 31,000."""
+    first, then the stored records' bytes (a note the refresh kept has the same record in both: a
+    full merge at the scale corpus compares 31,000 in 4 ms, where parsing them took 0.6 s); only a
+    note read again has its records parsed (~10 us each) for their SHA-1."""
     old_index = dict(zip(old.note_paths, range(len(old.note_paths))))
+    old_notes, new_notes = old.notes, segment.notes
     ids: list[np.ndarray] = []
     sources: list[np.ndarray] = []
     for ni, p in enumerate(segment.note_paths):
         oi = old_index.get(p)
-        if oi is None or old.notes[oi].sha1 != segment.notes[ni].sha1:
+        if oi is None:
+            continue
+        if old_notes.raw(oi) != new_notes.raw(ni) and old_notes[oi].sha1 != new_notes[ni].sha1:
             continue
         new, prev = segment.chunks_of_note(ni), old.chunks_of_note(oi)
         if len(new) == len(prev) and not plan.done[new.start : new.stop].any() and done[prev.start : prev.stop].all():

@@ -271,6 +271,11 @@ class _LazyNotes(_Records):
     def __len__(self) -> int:
         return len(self._lines)
 
+    def raw(self, i: int) -> bytes:
+        """Record `i` as stored, unparsed: a note a refresh kept has the same bytes in every segment
+        that holds it (what `embeddings.keep` compares first)."""
+        return self._lines[i]
+
     def _get(self, i: int) -> NoteRecord:
         note = self._cache.get(i)
         if note is None:

@@ -13,6 +13,7 @@ import pytest
 from ragdesk.cli import main
 from ragdesk.core import build as build_mod
 from ragdesk.core import embeddings
+from ragdesk.core import segment as segment_mod
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import AUTO, E5Embedder, choose_mode, load_embedder
 from ragdesk.core.embeddings import EmbeddingCancelled
@@ -123,7 +124,11 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     (folder / "n01.md").write_text("# Note 1\n\nrewritten entirely", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
+    parsed: list[int] = []
+    parse = segment_mod._LazyNotes._get
+    monkeypatch.setattr(segment_mod._LazyNotes, "_get", lambda self, i: (parsed.append(i), parse(self, i))[1])
     embeddings.keep(new, kept)
+    assert parsed == [1, 1]  # the edited note's records, old and new: the others' stored bytes are equal
     assert new.dense_progress(e5.name) == (7, 12)  # chunks 0 and 2-7; the edited note's chunk 1 is new
     counting = Crashing(e5, after=99)
     new.dense_matrix(counting)
