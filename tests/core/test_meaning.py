@@ -137,6 +137,28 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     assert new.has_dense(e5.name)
 
 
+def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypatch, e5: E5Embedder) -> None:  # type: ignore[no-untyped-def]
+    """Rows are kept chunk by chunk: a note whose chunks a crash split between a written batch and
+    an unwritten one keeps the written ones after a full merge (the whole note was embedded again)."""
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    body = "\n\n".join(" ".join(words[(p + j) % 10] for j in range(60)) for p in range(3))
+    folder = write_notes(tmp_path / "n", {f"n{i}.md": f"# Note {i}\n\n{body} {i}" for i in range(4)})
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert [len(lib.chunks_of_note(i)) for i in range(4)] == [3, 3, 3, 3]
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(Crashing(e5, after=1))  # chunks 0-3: note 0, and the first of note 1
+    kept = embeddings.map_kept(lib)
+    (folder / "n3.md").write_text("# Note 3\n\nrewritten entirely", encoding="utf-8")
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    assert new.generation != lib.generation and len(new.segments) == 1
+    embeddings.keep(new, kept)
+    assert new.dense_progress(e5.name) == (4, 10)  # note 1's written chunk too (3 before)
+    counting = Crashing(e5, after=99)
+    new.dense_matrix(counting)
+    assert counting.embedded == new.chunk_texts()[4:]
+
+
 def test_a_cancelled_meaning_index_keeps_its_batches(tmp_path: Path, e5: E5Embedder) -> None:
     lib, _ = build_index(write_notes(tmp_path / "n", _notes(10)), tmp_path / "idx", workers=1)
     batches: list[tuple[int, int]] = []
