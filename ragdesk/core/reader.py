@@ -65,9 +65,9 @@ class IndexReader(ChunkTable, Searching):
         self.chunk_note = (
             segments[0].chunk_note if lay.identity else np.repeat(np.arange(len(counts), dtype=np.int32), counts)
         )
-        self.spans = lay.per_chunk([s.spans for s in segments])
-        self.lines = lay.per_chunk([s.lines for s in segments])
-        self.heading_ids = lay.per_chunk(heading_ids)
+        self.spans, self.lines, self.heading_ids = lay.per_chunk_all(
+            [[s.spans for s in segments], [s.lines for s in segments], heading_ids]
+        )
         self.note_size = lay.per_note([s.note_size for s in segments])
         self.note_mtime = lay.per_note([s.note_mtime for s in segments])
         self._forward: ForwardIndex | None = None
