@@ -695,17 +695,18 @@ typedef struct {
     pthread_mutex_t lock;
 } StatJob;
 
-static void fill_stat(StatJob *job, size_t slot, const struct stat *st) {
+/* A note's columns from its stat (NULL: no stat, kind -1). */
+static void fill_stat(int64_t *sizes, int64_t *mtimes, signed char *kinds, size_t slot, const struct stat *st) {
     if (!st) {
-        job->kinds[slot] = -1, job->sizes[slot] = 0, job->mtimes[slot] = 0;
+        kinds[slot] = -1, sizes[slot] = 0, mtimes[slot] = 0;
         return;
     }
-    job->kinds[slot] = S_ISREG(st->st_mode) ? 0 : S_ISDIR(st->st_mode) ? 1 : 2;
-    job->sizes[slot] = (int64_t)st->st_size;
+    kinds[slot] = S_ISREG(st->st_mode) ? 0 : S_ISDIR(st->st_mode) ? 1 : 2;
+    sizes[slot] = (int64_t)st->st_size;
 #ifdef __APPLE__
-    job->mtimes[slot] = (int64_t)st->st_mtimespec.tv_sec * 1000000000 + st->st_mtimespec.tv_nsec;
+    mtimes[slot] = (int64_t)st->st_mtimespec.tv_sec * 1000000000 + st->st_mtimespec.tv_nsec;
 #else
-    job->mtimes[slot] = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    mtimes[slot] = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 #endif
 }
 
@@ -722,7 +723,7 @@ static void *stat_pending(void *arg) {
         for (size_t i = start; i < end; i++) {
             struct stat st;
             int found = fd >= 0 && fstatat(fd, job->pending[i].name, &st, 0) == 0; /* follows links */
-            fill_stat(job, job->pending[i].slot, found ? &st : NULL);
+            fill_stat(job->sizes, job->mtimes, job->kinds, job->pending[i].slot, found ? &st : NULL);
         }
         if (fd >= 0) close(fd);
     }
@@ -850,9 +851,8 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
                 break;
             }
             Py_DECREF(r);
-            StatJob here = {.sizes = (int64_t *)sizes.data, .mtimes = (int64_t *)mtimes.data,
-                            .kinds = (signed char *)kinds.data};
-            fill_stat(&here, sizes.len, have_target ? &target : NULL); /* overwritten later when pending */
+            fill_stat((int64_t *)sizes.data, (int64_t *)mtimes.data, (signed char *)kinds.data, sizes.len,
+                      have_target ? &target : NULL); /* a pending note's are filled after the walk */
             sizes.len++, mtimes.len++, kinds.len++;
             VEC_AT(links, signed char, links.len++) = (signed char)(is_link | (kind_of_name == 2 ? 2 : 0));
         }
