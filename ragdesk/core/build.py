@@ -7,6 +7,7 @@ failure nothing is published and the previous index stays current.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import itertools
 import os
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -125,10 +127,16 @@ class _Plan:
 
     walk: Walk
     previous_idx: np.ndarray  # per walked note: its index in the previous index if unchanged, else -1
-    reuse: dict[str, int]  # path -> note index in the previous index
     todo: list[NoteFile]
     carried: list[Skipped]  # files that failed to read before and have not changed since
     report: BuildReport
+
+    @cached_property
+    def reuse(self) -> dict[str, int]:
+        """Path -> note index in the previous index, of every unchanged note (a full merge's map; a
+        delta refresh never builds it: 31,000 entries at the scale corpus)."""
+        same = self.previous_idx >= 0
+        return dict(zip(itertools.compress(self.walk.paths, same.tolist()), self.previous_idx[same].tolist()))
 
 
 def _plan(previous: IndexReader | None, walk: Walk) -> _Plan:
@@ -147,7 +155,7 @@ def _plan(previous: IndexReader | None, walk: Walk) -> _Plan:
         at = was[same]
         same[same] = (previous.note_size[at] == walk.sizes[same]) & (previous.note_mtime[at] == walk.mtimes[same])
     previous_idx = np.where(same, was, -1)
-    reuse = dict(zip(itertools.compress(walk.paths, same.tolist()), previous_idx[same].tolist()))
+    unchanged = int(np.count_nonzero(same))
     prev_read_skips = {s.path: s for s in previous.skipped if s.size >= 0} if previous else {}
     carried: list[Skipped] = []
     todo: list[NoteFile] = []
@@ -159,10 +167,10 @@ def _plan(previous: IndexReader | None, walk: Walk) -> _Plan:
             todo.append(f)
     report = BuildReport()
     report.changed = int(np.count_nonzero(was[~same] >= 0))
-    report.removed = (len(previous.note_paths) if previous else 0) - len(reuse) - report.changed
+    report.removed = (len(previous.note_paths) if previous else 0) - unchanged - report.changed
     report.added = len(todo) - report.changed
-    report.unchanged = len(reuse)
-    return _Plan(walk, previous_idx, reuse, todo, carried, report)
+    report.unchanged = unchanged
+    return _Plan(walk, previous_idx, todo, carried, report)
 
 
 def _is_current(previous: IndexReader | None, plan: _Plan) -> bool:
@@ -214,7 +222,7 @@ class _Build:
             pool = stack.enter_context(worker_pool(n_workers)) if n_workers > 1 else None
             batches = _batches(plan.todo)
             results = _run_batches(
-                batches, self.settings.chunk, pool, len(plan.walk), len(plan.reuse), self.progress, self.cancelled
+                batches, self.settings.chunk, pool, len(plan.walk), plan.report.unchanged, self.progress, self.cancelled
             )
             _check_cancel(self.cancelled)
             if (
@@ -250,7 +258,13 @@ class _Build:
 def _skipped(previous: IndexReader | None, plan: _Plan, results: list[BatchResult]) -> list[Skipped]:
     """Every skipped or re-decoded file, in path order: found by the walk, unreadable as before,
     re-decoded as before (notes kept), or found now."""
-    kept = [s for s in previous.skipped if s.size >= 0 and s.loaded and s.path in plan.reuse] if previous else []
+    paths = plan.walk.paths
+
+    def reused(path: str) -> bool:  # the walk is in path order: a binary search, no map of every path
+        i = bisect.bisect_left(paths, path)
+        return i < len(paths) and paths[i] == path and plan.previous_idx[i] >= 0
+
+    kept = [s for s in previous.skipped if s.size >= 0 and s.loaded and reused(s.path)] if previous else []
     skipped = plan.walk.skipped + plan.carried + kept + [s for r in results for s in r.skipped]
     return sorted(skipped, key=lambda s: s.path)
 
