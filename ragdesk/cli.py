@@ -274,7 +274,7 @@ def _catch_up(lib: Any, spec: str) -> bool:
     """Embed the few chunks a refresh added to a folder whose meaning index was complete (the rest
     were stored, or copied by the refresh), so an edit does not turn auto back to BM25 until the next
     `ragdesk index`. True when the meaning index is complete afterwards."""
-    from .core import embeddings, store
+    from .core import embeddings
     from .core.dense import DenseUnavailable, embedder_name, load_embedder
 
     name = embedder_name(spec)
@@ -283,13 +283,13 @@ def _catch_up(lib: Any, spec: str) -> bool:
     if lib.dense_progress(name)[0] == 0:
         return False  # never embedded: that is `ragdesk index`'s work (minutes to hours), not a search's
     try:
-        with store.meaning_lock(lib.root, cancelled=lambda: True):  # busy: another process embeds it
+        with embeddings.writing_rows(lib.root, cancelled=lambda: True):  # busy: another process embeds it
             missing = [s for s in lib.segments if embeddings.load_rows(s, name) is None]
             plans = [embeddings.plan_segment(s, name) for s in missing]
             if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
                 return False
             embeddings.embed_plans(plans, load_embedder(spec))
-    except (DenseUnavailable, OSError, store.IndexBusy):
+    except (DenseUnavailable, OSError, embeddings.EmbeddingCancelled):
         return False
     return lib.has_dense(name)
 

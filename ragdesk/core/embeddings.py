@@ -10,8 +10,9 @@ batch under way, and the next run continues where this one stopped.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,19 @@ Cancelled = Callable[[], bool]
 
 class EmbeddingCancelled(Exception):
     """Embedding stopped on request; the batches written so far are kept for the next run."""
+
+
+@contextlib.contextmanager
+def writing_rows(
+    root: Path, cancelled: Cancelled | None = None, waiting: Callable[[], None] | None = None
+) -> Iterator[None]:
+    """Hold the index's meaning lock (store.meaning_lock) while rows are written: one process at a
+    time. Cancelled while another process holds it: EmbeddingCancelled (that process computes them)."""
+    try:
+        with store.meaning_lock(root, cancelled, waiting):
+            yield
+    except store.IndexBusy as exc:
+        raise EmbeddingCancelled(str(exc)) from exc
 
 
 def stored_path(segment: Segment, name: str) -> Path:
@@ -230,11 +244,8 @@ def keep(
     one matrix."""
     if not kept:
         return
-    try:
-        with store.meaning_lock(reader.root, cancelled, waiting):  # another process may be embedding them
-            _keep(reader, kept)
-    except store.IndexBusy as exc:  # cancelled while waiting: that process computes the rows instead
-        raise EmbeddingCancelled(str(exc)) from exc
+    with writing_rows(reader.root, cancelled, waiting):  # another process may be embedding them
+        _keep(reader, kept)
 
 
 def _keep(reader: IndexReader, kept: Kept) -> None:

@@ -337,12 +337,9 @@ class IndexReader(ChunkTable, Searching):
         rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
         if all(row is not None for row in rows):
             return rows  # type: ignore[return-value]
-        try:
-            with store.meaning_lock(self.root, cancelled, waiting):
-                rows = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]  # done meanwhile?
-                todo = [seg for seg, row in zip(self.segments, rows) if row is None]
-                plans = [embeddings.plan_segment(seg, embedder.name) for seg in todo]
-                filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
-        except store.IndexBusy as exc:
-            raise embeddings.EmbeddingCancelled(str(exc)) from exc
+        with embeddings.writing_rows(self.root, cancelled, waiting):
+            rows = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]  # done meanwhile?
+            todo = [seg for seg, row in zip(self.segments, rows) if row is None]
+            plans = [embeddings.plan_segment(seg, embedder.name) for seg in todo]
+            filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
         return [row if row is not None else next(filled) for row in rows]
