@@ -10,6 +10,12 @@
  * with the same operations in the same order (built with -ffp-contract=off, so no fused
  * multiply-add changes a rounding). Pruning only skips chunks that provably cannot reach the
  * top k, so the result is exactly the top k of scoring everything.
+ *
+ * Range bounds: the terms left for last (long, low-scoring: common trigrams) are looked up only for
+ * chunks that can still reach the k-th score. With a bound per term and per range of 2^shift chunks
+ * (range_maxima), "can still" is judged by what the remaining terms give that chunk's range at most,
+ * not by their overall bounds: a long claim's candidates drop from tens of thousands to a few
+ * thousand at the scale corpus, since most ranges hold none of a term's best postings.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,10 +28,11 @@
 
 
 typedef struct {
-    Py_buffer docs_buf, tfs_buf, norms_buf;
+    Py_buffer docs_buf, tfs_buf, norms_buf, ranges_buf;
     const int32_t *docs;
     const int32_t *tfs;
     const double *norms;
+    const uint8_t *ranges; /* per chunk range, the range's best as a share of `bound` in 255ths (rounded up), or NULL */
     Py_ssize_t n;
     double idf, weight, bound;
 } Term;
@@ -45,6 +52,7 @@ static void release_terms(Term *terms, Py_ssize_t n) {
         PyBuffer_Release(&terms[i].docs_buf);
         PyBuffer_Release(&terms[i].tfs_buf);
         PyBuffer_Release(&terms[i].norms_buf);
+        if (terms[i].ranges) PyBuffer_Release(&terms[i].ranges_buf);
     }
     PyMem_Free(terms);
 }
@@ -164,16 +172,36 @@ static double shrink(const double *acc, int32_t *hot, Py_ssize_t *n_hot, Py_ssiz
     return kth;
 }
 
+/* rr[r] += what terms [from, to) can add at most to a chunk of range r (each term's bound where it
+   has no range bounds); `sign` -1 takes them away again. */
+static void add_range_bounds(const Term *terms, Py_ssize_t from, Py_ssize_t to, Py_ssize_t n_ranges, double *rr,
+                             double sign) {
+    for (Py_ssize_t j = from; j < to; j++) {
+        const Term *t = &terms[j];
+        const double b = sign * t->bound, unit = b * (1.0 / 255.0);
+        if (t->ranges)
+            for (Py_ssize_t r = 0; r < n_ranges; r++) rr[r] += unit * (double)t->ranges[r];
+        else
+            for (Py_ssize_t r = 0; r < n_ranges; r++) rr[r] += b;
+    }
+}
+
 static PyObject *top_k(PyObject *self, PyObject *args) {
     PyObject *seq, *order_obj = Py_None;
     Py_ssize_t n_docs, k;
     double k1;
+    int shift = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "Ondn|O", &seq, &n_docs, &k1, &k, &order_obj)) return NULL;
+    if (!PyArg_ParseTuple(args, "Ondn|Oi", &seq, &n_docs, &k1, &k, &order_obj, &shift)) return NULL;
     if (k <= 0) {
         PyErr_SetString(PyExc_ValueError, "k must be positive");
         return NULL;
     }
+    if (shift < 0 || shift > 30) {
+        PyErr_SetString(PyExc_ValueError, "shift must be 0 (no range bounds) to 30");
+        return NULL;
+    }
+    const Py_ssize_t n_ranges = shift && n_docs ? ((n_docs - 1) >> shift) + 1 : 0;
     PyObject *fast = PySequence_Fast(seq, "terms must be a sequence");
     if (!fast) return NULL;
     Py_ssize_t nt = PySequence_Fast_GET_SIZE(fast);
@@ -185,9 +213,9 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     Py_ssize_t parsed = 0;
     for (; parsed < nt; parsed++) {
         Term *t = &terms[parsed];
-        PyObject *docs, *tfs, *norms;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, parsed), "OOOddd", &docs, &tfs, &norms, &t->idf,
-                              &t->weight, &t->bound))
+        PyObject *docs, *tfs, *norms, *ranges = Py_None;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, parsed), "OOOddd|O", &docs, &tfs, &norms, &t->idf,
+                              &t->weight, &t->bound, &ranges))
             break;
         if (get_buffer(docs, &t->docs_buf, 4, "docs") < 0) break;
         if (get_buffer(tfs, &t->tfs_buf, 4, "tfs") < 0) {
@@ -207,6 +235,16 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "postings and norms do not match the number of chunks");
             parsed++;
             break;
+        }
+        if (ranges != Py_None && n_ranges) {
+            parsed++; /* from here on release_terms releases this term's buffers */
+            if (get_buffer(ranges, &t->ranges_buf, 1, "ranges") < 0) break;
+            t->ranges = t->ranges_buf.buf;
+            if (t->ranges_buf.len < n_ranges) {
+                PyErr_SetString(PyExc_ValueError, "ranges must have one entry per range of chunks");
+                break;
+            }
+            parsed--;
         }
     }
     Py_DECREF(fast);
@@ -275,12 +313,23 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         }
         if (damaged) break;
     }
+    double *rr = NULL; /* with range bounds: what the terms not yet added can add to each range's chunks */
+    Py_ssize_t rr_from = i;
+    if (pruned && !damaged && n_ranges) {
+        int any = 0;
+        for (Py_ssize_t j = i; j < nt; j++) any |= terms[j].ranges != NULL;
+        if (any && (rr = calloc((size_t)n_ranges, sizeof(double))) != NULL)
+            add_range_bounds(terms, i, nt, n_ranges, rr, 1.0);
+    }
+#define REST_FOR(d) (rr ? rr[(d) >> shift] : rest[rr_from])
     if (pruned && !damaged) {
         /* Only chunks that can still reach the k-th score (found in chunk order, so ascending) get
-           the remaining terms, each looked up for them; their growing sums raise the k-th score. */
+           the remaining terms, each looked up for them; their growing sums raise the k-th score.
+           With range bounds, "can still" is judged by the best the remaining terms give the chunk's
+           range of 2^shift chunks, which is far less than their overall bounds for most ranges. */
         if (n_touched > n_docs / 8) { /* most chunks touched: one branch-free pass in chunk order */
             for (Py_ssize_t d = 0; d < n_docs; d++) {
-                int keep = (acc[d] > 0.0) & (acc[d] + rest[i] >= floor_);
+                int keep = (acc[d] > 0.0) & (acc[d] + REST_FOR(d) >= floor_);
                 touched[n_cand] = (int32_t)d;
                 n_cand += keep;
                 flags[d] |= (unsigned char)(keep * CAND);
@@ -288,7 +337,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         } else { /* few: flag them, then collect the flags in chunk order, eight at a time */
             for (Py_ssize_t j = 0; j < n_touched; j++) {
                 int32_t d = touched[j];
-                flags[d] |= (unsigned char)((acc[d] + rest[i] >= floor_) * CAND);
+                flags[d] |= (unsigned char)((acc[d] + REST_FOR(d) >= floor_) * CAND);
             }
             Py_ssize_t n_words = n_docs / 8;
             for (Py_ssize_t w = 0; w <= n_words; w++) {
@@ -346,9 +395,11 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
                one stays out (its best case only shrinks); one kept a little longer costs only time. */
             if (rest[i + 1] <= filtered_rest * 0.75 || floor_ >= filtered_floor * 1.05) {
                 Py_ssize_t kept = 0;
+                if (rr) add_range_bounds(terms, rr_from, i + 1, n_ranges, rr, -1.0);
+                rr_from = i + 1;
                 for (Py_ssize_t c = 0; c < n_cand; c++) {
                     int32_t d = touched[c];
-                    if (acc[d] + rest[i + 1] >= floor_)
+                    if (acc[d] + REST_FOR(d) >= floor_)
                         touched[kept++] = d;
                     else
                         flags[d] &= (unsigned char)~CAND;
@@ -369,6 +420,8 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     } else {
         n_cand = n_touched;
     }
+#undef REST_FOR
+    free(rr);
     Py_END_ALLOW_THREADS
 
     PyObject *out = NULL;
@@ -392,6 +445,60 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     free(hot);
     free(flags);
     release_terms(terms, nt);
+    return out;
+}
+
+/* Per range of 2^shift chunks, the largest f(k1+1)/(f + norm) of a term's postings there, as a share
+   of `top` (the term's bound of the same, with headroom) in 255ths, rounded up: 0 where the term does
+   not occur. Rounded up with room to spare, so `bound * q / 255` never falls below a contribution. */
+static PyObject *range_maxima(PyObject *self, PyObject *args) {
+    PyObject *docs_obj, *tfs_obj, *norms_obj;
+    double k1, top;
+    int shift;
+    Py_ssize_t n_ranges;
+    Py_buffer docs, tfs, norms;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOdidn", &docs_obj, &tfs_obj, &norms_obj, &k1, &shift, &top, &n_ranges)) return NULL;
+    if (shift < 1 || shift > 30 || n_ranges < 0 || !(top > 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "range_maxima: shift 1..30, n_ranges >= 0 and top > 0");
+        return NULL;
+    }
+    if (get_buffers(3, docs_obj, &docs, 4, "docs", tfs_obj, &tfs, 4, "tfs", norms_obj, &norms, 8, "norms") < 0)
+        return NULL;
+    PyObject *out = NULL;
+    double *best = calloc((size_t)(n_ranges ? n_ranges : 1), sizeof(double));
+    const Py_ssize_t n = docs.len / 4, n_norms = norms.len / 8;
+    int bad = tfs.len != docs.len;
+    if (best && !bad) {
+        const int32_t *d = docs.buf, *f = tfs.buf;
+        const double *nm = norms.buf, kp1 = k1 + 1.0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t p = 0; p < n; p++) {
+            if (d[p] < 0 || d[p] >= n_norms || (d[p] >> shift) >= n_ranges || f[p] < 1) {
+                bad = 1;
+                break;
+            }
+            double w = (double)f[p] * kp1 / ((double)f[p] + nm[d[p]]);
+            if (w > best[d[p] >> shift]) best[d[p] >> shift] = w;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (!best)
+        PyErr_NoMemory();
+    else if (bad)
+        PyErr_SetString(PyExc_ValueError, "range_maxima: postings out of range, or docs and tfs differ in length");
+    else if ((out = PyBytes_FromStringAndSize(NULL, n_ranges)) != NULL) {
+        uint8_t *q = (uint8_t *)PyBytes_AS_STRING(out);
+        const double scale = 255.0 * (1.0 + 1e-9) / top;
+        for (Py_ssize_t r = 0; r < n_ranges; r++) {
+            double v = ceil(best[r] * scale);
+            q[r] = (uint8_t)(v >= 255.0 ? 255 : v);
+        }
+    }
+    free(best);
+    PyBuffer_Release(&docs);
+    PyBuffer_Release(&tfs);
+    PyBuffer_Release(&norms);
     return out;
 }
 
@@ -878,9 +985,13 @@ static PyObject *near_quantize(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"top_k", top_k, METH_VARARGS,
-     "top_k(terms, n_docs, k1, k, order=None) -> (chunk ids, scores), best first (ties by chunk id).\n"
+     "top_k(terms, n_docs, k1, k, order=None, shift=0) -> (chunk ids, scores), best first (ties by chunk id).\n"
      "terms: (docs int32, tfs int32, norms float64, idf, weight, upper bound), best bound first.\n"
-     "order: optional int32 per chunk; ties rank by it and it is what is returned (a renumbering)."},
+     "order: optional int32 per chunk; ties rank by it and it is what is returned (a renumbering).\n"
+     "shift: with range bounds (a term's optional 7th item, range_maxima's bytes), chunk ranges of 2^shift."},
+    {"range_maxima", range_maxima, METH_VARARGS,
+     "range_maxima(docs, tfs, norms, k1, shift, top, n_ranges) -> bytes: per range of 2^shift chunks, the\n"
+     "largest f(k1+1)/(f+norm) there in 255ths of top, rounded up (without the GIL)."},
     {"frequencies", frequencies, METH_VARARGS,
      "frequencies(postings, docs) -> bytes of int32, one row per (docs, tfs) pair: each doc's frequency or 0."},
     {"postings_by_term", postings_by_term, METH_VARARGS,

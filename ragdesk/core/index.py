@@ -31,6 +31,11 @@ DERIVE_MIN_CHUNKS = 1000  # per thread
 BOUND_SLICE = 1 << 22  # postings per slice when computing score bounds: bounded temporary memory
 RECHECK_SHARE = 0.67  # pruning is checked again once the remaining bound fell by a third
 BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
+# Range bounds: a long term's best weight per range of chunks, so the terms a query leaves for last
+# are looked up only for chunks whose ranges can still reach the top k (see _kernel.c, top_k).
+RANGE_MIN_DF = 1024  # postings a term needs before its range bounds are worth a pass over them
+RANGES_MAX = 2048  # ranges of chunks at most: 64 chunks per range, or the power of two that fits
+RANGE_CACHE_BYTES = 4 << 20  # range bounds an index keeps (a byte per range per term), oldest dropped first
 
 
 @dataclass
@@ -69,11 +74,41 @@ def _frequency_matrix(postings: list[tuple[np.ndarray, np.ndarray]], docs: np.nd
     return out
 
 
+def range_shift(n_docs: int) -> int:
+    """log2 of the chunks per range for range bounds over `n_docs` chunks: 64 or more, at most RANGES_MAX ranges."""
+    shift = 6
+    while (n_docs - 1) >> shift >= RANGES_MAX:
+        shift += 1
+    return shift
+
+
 class _Scored:
     """What BM25 reads from an index besides its postings: term frequencies and length norms."""
 
     doc_len: np.ndarray
     _norm_cache: tuple[float, float, np.ndarray] | None
+    _range_cache: dict[tuple[float, float, int, int], bytes] | None = None
+
+    def range_maxima(
+        self, term_id: int, postings: tuple[np.ndarray, np.ndarray], norms: np.ndarray, k1: float, b: float, shift: int
+    ) -> bytes:
+        """The term's range bounds (`_kernel.range_maxima`, in 255ths of its `upper_bounds`) over
+        these postings and norms: one pass over them, kept for the next query (RANGE_CACHE_BYTES)."""
+        key = (k1, b, shift, term_id)
+        cache = self._range_cache
+        if cache is None:
+            cache = self._range_cache = {}
+        got = cache.pop(key, None)  # taken out and put back: the dict's order is the order of use
+        if got is None:
+            top = float(self.upper_bounds(np.array([term_id]), np.ones(1), k1, b)[0])
+            got = kernels.RANKING.range_maxima(*postings, norms, k1, shift, top, ((len(norms) - 1) >> shift) + 1)
+            while cache and (len(cache) + 1) * len(got) > RANGE_CACHE_BYTES:
+                del cache[next(iter(cache))]
+        cache[key] = got
+        return got
+
+    def upper_bounds(self, term_ids: np.ndarray, idf: np.ndarray, k1: float, b: float) -> np.ndarray:
+        raise NotImplementedError
 
     @property
     def avgdl(self) -> float:
@@ -258,6 +293,8 @@ def search_top_k_compiled(
     """
     args = []
     merged = [t.index for t in terms if isinstance(t.index, MergedTermIndex)]
+    order = merged[0].seg_to_merged if merged else None
+    shift = range_shift(len(order) if merged else n_docs)  # type: ignore[arg-type]
     for t, idf_t, bound in _ordered(terms, k1, b):
         if merged:
             docs, tfs = t.index.segment_postings(t.term_id)  # type: ignore[union-attr]
@@ -265,13 +302,15 @@ def search_top_k_compiled(
         else:
             docs, tfs = t.index.postings(t.term_id)
             norms = t.index.norms(k1, b)
-        args.append((np.asarray(docs, np.int32), np.asarray(tfs, np.int32), norms, idf_t, t.weight, bound))
+        postings = np.asarray(docs, np.int32), np.asarray(tfs, np.int32)
+        ranged = len(docs) >= RANGE_MIN_DF and bound > 0
+        by_range = t.index.range_maxima(t.term_id, postings, norms, k1, b, shift) if ranged else None
+        args.append((*postings, norms, idf_t, t.weight, bound, by_range))
     try:
-        if merged:
-            order = merged[0].seg_to_merged
-            docs, scores = kernels.RANKING.top_k(args, len(order), k1, min(k, n_docs), order)
+        if order is not None:
+            docs, scores = kernels.RANKING.top_k(args, len(order), k1, min(k, n_docs), order, shift)
         else:
-            docs, scores = kernels.RANKING.top_k(args, n_docs, k1, min(k, n_docs))
+            docs, scores = kernels.RANKING.top_k(args, n_docs, k1, min(k, n_docs), None, shift)
     except ValueError as exc:  # postings that do not fit the chunks: refuse rather than read out of bounds
         raise IndexDamaged(str(exc)) from exc
     return np.array(docs, dtype=np.int64), np.array(scores, dtype=np.float64)
@@ -609,6 +648,17 @@ class MergedTermIndex(_Scored):
             cached = (np.concatenate((bdocs, shifted)), np.concatenate((btfs, dtfs)))
             self._seg_postings[term_id] = cached  # few terms reach here: the delta's
         return cached
+
+    def range_maxima(
+        self, term_id: int, postings: tuple[np.ndarray, np.ndarray], norms: np.ndarray, k1: float, b: float, shift: int
+    ) -> bytes:
+        """A term the delta lacks has the base's range bounds (kept by the base across refreshes):
+        relative to the base's bound, which `upper_bound` only raises, and 0 past the base's chunks."""
+        if self._delta_id(term_id) is not None or term_id >= len(self.base.terms):
+            return super().range_maxima(term_id, postings, norms, k1, b, shift)
+        got = self.base.range_maxima(term_id, postings, self.base.norms(k1, b), k1, b, shift)
+        missing = ((len(norms) - 1) >> shift) + 1 - len(got)
+        return got + bytes(missing) if missing > 0 else got
 
     def segment_norms(self, k1: float, b: float) -> np.ndarray:
         """`norms` in the segments' numbering; infinite for removed chunks, so they score exactly 0."""

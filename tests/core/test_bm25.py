@@ -151,7 +151,7 @@ def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int) -> None:
     from ragdesk.core.index import score_all, search_top_k_compiled, search_top_k_numpy, top_k
 
     want_docs, want_scores = top_k(*score_all(refs, n_docs, 1.2, 0.75), k)
-    old = index_mod.PRUNE_MIN_POSTINGS
+    saved = index_mod.PRUNE_MIN_POSTINGS, index_mod.RANGE_MIN_DF, index_mod.range_shift
     index_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
     try:
         impls = [search_top_k_numpy] + ([search_top_k_compiled] if kernels.RANKING is not None else [])
@@ -159,8 +159,14 @@ def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int) -> None:
             got_docs, got_scores = impl(refs, n_docs, 1.2, 0.75, k)
             assert got_docs.tolist() == want_docs.tolist(), impl.__name__
             assert got_scores.tolist() == want_scores.tolist(), impl.__name__
+        if kernels.RANKING is not None:  # again with range bounds for every term, 1 to 8 chunks per range
+            index_mod.RANGE_MIN_DF = 0
+            for shift in (1, 3):
+                index_mod.range_shift = lambda n, shift=shift: shift  # type: ignore[assignment]
+                got_docs, got_scores = search_top_k_compiled(refs, n_docs, 1.2, 0.75, k)
+                assert (got_docs.tolist(), got_scores.tolist()) == (want_docs.tolist(), want_scores.tolist()), shift
     finally:
-        index_mod.PRUNE_MIN_POSTINGS = old
+        index_mod.PRUNE_MIN_POSTINGS, index_mod.RANGE_MIN_DF, index_mod.range_shift = saved
 
 
 @settings(max_examples=300, deadline=None)
@@ -339,3 +345,44 @@ def test_compiled_top_k_leaves_no_trace_for_the_next_call() -> None:
     )
     assert sorted(smaller[0]) == [1, 2]
     assert [kernels.RANKING.top_k(q, n, 1.2, 10) for q in queries] == alone
+
+
+def test_range_maxima_are_each_ranges_best_weight_rounded_up() -> None:
+    """Per range of 2^shift chunks, the best f(k1+1)/(f+norm) in 255ths of the term's bound, rounded
+    up (never below a contribution), 0 where the term is absent; the bound itself is 255."""
+    import numpy as np
+
+    if kernels.RANKING is None:
+        pytest.skip("the compiled kernel is not built here")
+    docs, tfs = np.array([0, 1, 9, 17], np.int32), np.array([1, 3, 2, 1], np.int32)
+    norms = np.array([1.2, 0.6, 1, 1, 1, 1, 1, 1, 1, 2.4, 1, 1, 1, 1, 1, 1, 1, 0.9])
+    w = tfs * 2.2 / (tfs + norms[docs])  # 0.9167, 1.8333, 1.0, 1.1579
+    top = float(w.max()) * (1 + 1e-9)
+    got = list(kernels.RANKING.range_maxima(docs, tfs, norms, 1.2, 3, top, 4))
+    assert got == [255, 140, 162, 0]  # ranges of 8: chunks 0-7 (best 1.8333), 8-15 (1.0), 16-17 (1.1579), none
+    assert [255 * x / top for x in w[2:]] == pytest.approx([139.09, 161.05], abs=0.01)  # hence 140 and 162
+    with pytest.raises(ValueError, match="out of range"):
+        kernels.RANKING.range_maxima(docs, tfs, norms, 1.2, 3, top, 2)  # chunk 17 is in range 2
+
+
+@pytest.mark.parametrize("n_docs", [8, 256], ids=["most-chunks-touched", "few-touched"])
+def test_the_kernel_looks_up_late_terms_only_where_their_range_bounds_allow(n_docs: int) -> None:
+    """A long term left for last is added to a chunk only if that chunk's range can still reach
+    the top k by it: with its true range bounds the ranking is exact; with bounds of 0 the chunk it
+    would lift to first place is passed over (so the kernel reads them)."""
+    import numpy as np
+
+    if kernels.RANKING is None:
+        pytest.skip("the compiled kernel is not built here")
+    norms = np.full(n_docs, 1.2)
+    rare = (np.array([0, 5], np.int32), np.array([3, 2], np.int32), norms, 5.0, 1.0, 7.86)  # 7.857, 6.875
+    docs = np.arange(n_docs, dtype=np.int32)
+    tfs = np.where(docs == 5, 5, 1).astype(np.int32)  # 3.0 everywhere, 5.32 in chunk 5
+    bound = 3 * 5 * 2.2 / 6.2 * (1 + 1e-9)
+    shift = 2
+    ranges = kernels.RANKING.range_maxima(docs, tfs, norms, 1.2, shift, bound / 3, ((n_docs - 1) >> shift) + 1)
+    exact = kernels.RANKING.top_k([rare, (docs, tfs, norms, 3.0, 1.0, bound, ranges)], n_docs, 1.2, 1, None, shift)
+    assert exact[0] == [5] and exact[1][0] == pytest.approx(6.875 + 5.3226, abs=1e-3)
+    assert exact == kernels.RANKING.top_k([rare, (docs, tfs, norms, 3.0, 1.0, bound)], n_docs, 1.2, 1)
+    blind = (docs, tfs, norms, 3.0, 1.0, bound, bytes(len(ranges)))
+    assert kernels.RANKING.top_k([rare, blind], n_docs, 1.2, 1, None, shift)[0] == [0]

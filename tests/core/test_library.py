@@ -13,12 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragdesk.core import build as build_mod
+from ragdesk.core import index as index_mod
 from ragdesk.core import kernels, store
 from ragdesk.core import segment as segment_mod
 from ragdesk.core.analyzers import ANALYZERS, AnalyzerConfig
 from ragdesk.core.build import BuildCancelled, build_index
 from ragdesk.core.chunking import ChunkOptions
-from ragdesk.core.index import search_top_k_compiled, search_top_k_numpy
+from ragdesk.core.index import MergedTermIndex, search_top_k_compiled, search_top_k_numpy
 from ragdesk.core.params import IndexSettings
 from ragdesk.core.reader import IndexReader
 from ragdesk.core.search import query_refs
@@ -217,6 +218,43 @@ def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
                 got = search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
                 want = search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
                 assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), (name, query, k)
+
+
+def test_range_bounds_over_a_base_plus_delta_rank_as_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With range bounds for every term (2 chunks per range), a term the delta lacks uses the base's
+    (kept by the base for the next refresh) and one it has gets its own; both rank as numpy does."""
+    if kernels.RANKING is None:
+        pytest.skip("the compiled kernel is not built here")
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
+    monkeypatch.setattr(index_mod, "RANGE_MIN_DF", 0)
+    monkeypatch.setattr(index_mod, "range_shift", lambda n: 1)
+    rng = random.Random(5)
+    old, new = "alpha beta gamma delta epsilon".split(), "zeta theta kappa".split()
+    folder = write_notes(
+        tmp_path / "notes",
+        {f"n{i:03d}.md": "# T\n\n" + " ".join(rng.choices(old, k=rng.randint(3, 120))) for i in range(60)},
+    )
+    build_index(folder, tmp_path / "idx", workers=1)
+    notes = sorted(folder.glob("*.md"))
+    for f in notes[::7]:  # the delta holds only the new words (longer notes: avgdl grows)
+        f.write_text("# T\n\n" + " ".join(rng.choices(new, k=200)), encoding="utf-8")
+        os.utime(f, ns=(f.stat().st_mtime_ns + 10**9,) * 2)
+    notes[3].unlink()
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert len(lib.segments) == 2
+    for name in ("stems", "trigrams", "combined"):
+        config = AnalyzerConfig(name)
+        for query in ("alpha gamma", "beta zeta", "kappa epsilon delta", "theta"):
+            refs = query_refs(lib.prepare(query, config))
+            for k in (1, 3, 20):
+                got = search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
+                want = search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
+                assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), (name, query, k)
+    stems = lib.term_index(AnalyzerConfig("stems"))
+    assert isinstance(stems, MergedTermIndex)
+    kept = {key[3] for key in stems.base._range_cache or {}}
+    assert {stems.term_id("alpha"), stems.term_id("gamma")} <= kept  # base-only terms: the base's bounds
+    assert stems.term_id("zeta") not in kept and stems.term_id("zeta") in {key[3] for key in stems._range_cache or {}}
 
 
 def test_worker_derivation_publishes_what_the_window_would_derive(lib: IndexReader, tmp_path: Path) -> None:
