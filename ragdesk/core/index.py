@@ -10,6 +10,7 @@ the corpus is tokenized once whatever the analyzer.
 from __future__ import annotations
 
 import os
+import threading
 from array import array
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +75,9 @@ def _frequency_matrix(postings: list[tuple[np.ndarray, np.ndarray]], docs: np.nd
     return out
 
 
+_RANGE_LOCK = threading.Lock()
+
+
 def range_shift(n_docs: int) -> int:
     """log2 of the chunks per range for range bounds over `n_docs` chunks: 64 or more, at most RANGES_MAX ranges."""
     shift = 6
@@ -95,16 +99,18 @@ class _Scored:
         """The term's range bounds (`_kernel.range_maxima`, in 255ths of its `upper_bounds`) over
         these postings and norms: one pass over them, kept for the next query (RANGE_CACHE_BYTES)."""
         key = (k1, b, shift, term_id)
-        cache = self._range_cache
-        if cache is None:
-            cache = self._range_cache = {}
-        got = cache.pop(key, None)  # taken out and put back: the dict's order is the order of use
+        with _RANGE_LOCK:  # the window's search thread and a dialog's may both rank
+            cache = self._range_cache
+            if cache is None:
+                cache = self._range_cache = {}
+            got = cache.pop(key, None)  # taken out and put back: the dict's order is the order of use
         if got is None:
             top = float(self.upper_bounds(np.array([term_id]), np.ones(1), k1, b)[0])
             got = kernels.RANKING.range_maxima(*postings, norms, k1, shift, top, ((len(norms) - 1) >> shift) + 1)
+        with _RANGE_LOCK:
             while cache and (len(cache) + 1) * len(got) > RANGE_CACHE_BYTES:
                 del cache[next(iter(cache))]
-        cache[key] = got
+            cache[key] = got
         return got
 
     def upper_bounds(self, term_ids: np.ndarray, idf: np.ndarray, k1: float, b: float) -> np.ndarray:

@@ -386,3 +386,31 @@ def test_the_kernel_looks_up_late_terms_only_where_their_range_bounds_allow(n_do
     assert exact == kernels.RANKING.top_k([rare, (docs, tfs, norms, 3.0, 1.0, bound)], n_docs, 1.2, 1)
     blind = (docs, tfs, norms, 3.0, 1.0, bound, bytes(len(ranges)))
     assert kernels.RANKING.top_k([rare, blind], n_docs, 1.2, 1, None, shift)[0] == [0]
+
+
+def test_an_index_keeps_the_range_bounds_of_the_terms_used_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Range bounds are computed once per term and kept up to RANGE_CACHE_BYTES, the least recently
+    used dropped first (a long query's 100 terms must not push out what every short query asks)."""
+    import ragdesk.core.index as index_mod
+
+    if kernels.RANKING is None:
+        pytest.skip("the compiled kernel is not built here")
+    ti = _random_refs(3, 200, 1, (1.0,), False)[0].index  # 12 terms over 200 chunks
+    norms = ti.norms(1.2, 0.75)
+
+    class Counting:
+        def __init__(self, real: object) -> None:
+            self.real, self.calls = real, 0
+
+        def range_maxima(self, *args: object) -> bytes:
+            self.calls += 1
+            return self.real.range_maxima(*args)  # type: ignore[attr-defined]
+
+    counting = Counting(kernels.RANKING)
+    monkeypatch.setattr(kernels, "RANKING", counting)
+    monkeypatch.setattr(index_mod, "RANGE_CACHE_BYTES", 3 * 4)  # 200 chunks at 64 per range: 4 bytes a term
+    got = {t: ti.range_maxima(t, ti.postings(t), norms, 1.2, 0.75, 6) for t in (0, 1, 2)}
+    assert len(got[0]) == 4 and counting.calls == 3
+    assert ti.range_maxima(0, ti.postings(0), norms, 1.2, 0.75, 6) == got[0] and counting.calls == 3  # kept
+    ti.range_maxima(3, ti.postings(3), norms, 1.2, 0.75, 6)  # drops term 1, the least recently used
+    assert [key[3] for key in ti._range_cache] == [2, 0, 3] and counting.calls == 4
