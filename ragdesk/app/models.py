@@ -307,6 +307,24 @@ class BreakdownModel(_TableModel):
         """A row's share of the sum of contributions (0 when nothing contributed)."""
         return row.contribution / self.score if self.score else 0.0
 
+    def display(self, r: TermRow, col: int) -> str | int | None:
+        """What a cell shows (its DisplayRole)."""
+        if col == self.COL_TERM:
+            return r.label
+        if col == self.COL_WORDS:
+            return ", ".join(r.words)
+        if col == self.COL_NT:
+            return r.n_t if r.in_index else "0 (not in index)"
+        if col == self.COL_IDF:
+            return f"{r.idf:.3f}"
+        if col == self.COL_F:
+            return r.f if r.f or not r.in_index else "0 (not in chunk)"
+        if col == self.COL_CONTRIB:
+            return f"{r.contribution:.3f}"
+        if col == self.COL_SHARE:
+            return f"{self.share(r):.1%}"
+        return None
+
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self.rows):
             return None
@@ -314,20 +332,7 @@ class BreakdownModel(_TableModel):
         col = index.column()
         share = self.share(r)
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == self.COL_TERM:
-                return r.label
-            if col == self.COL_WORDS:
-                return ", ".join(r.words)
-            if col == self.COL_NT:
-                return r.n_t if r.in_index else "0 (not in index)"
-            if col == self.COL_IDF:
-                return f"{r.idf:.3f}"
-            if col == self.COL_F:
-                return r.f if r.f or not r.in_index else "0 (not in chunk)"
-            if col == self.COL_CONTRIB:
-                return f"{r.contribution:.3f}"
-            if col == self.COL_SHARE:
-                return f"{share:.1%}"
+            return self.display(r, col)
         if role == ShareRole and col == self.COL_SHARE:
             return share
         if role == Qt.ItemDataRole.DecorationRole and col == self.COL_TERM:

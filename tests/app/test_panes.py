@@ -115,6 +115,34 @@ def test_explanation_escapes_note_text(qtbot) -> None:  # type: ignore[no-untype
     assert texts.chunk_body_html("<b>", [], [], []).count("&lt;b&gt;") == 1
 
 
+def test_term_table_columns_fit_as_resize_to_contents_would_with_few_model_calls(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Showing a hit sizes the term table's columns exactly as `resizeColumnsToContents` does (the
+    widest texts are in different rows per column), asking the model far less than it does."""
+    pane = ExplanationPane()
+    qtbot.addWidget(pane)
+    pane.show()
+    rows = {f"t{i}": 1.0 + i / 7 for i in range(60)}
+    rows["a-much-longer-query-term"] = 0.01  # widest term, smallest contribution
+    hit = _hit(1, "text", rows)
+    hit.explain[3].n_t, hit.explain[5].words = 123456789, ("several", "query", "words", "here")
+    calls = 0
+    model, view = pane.breakdown_model, pane.breakdown_view
+    data = model.data
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        return data(*args)
+
+    model.data = counted  # type: ignore[method-assign]
+    pane.show_hit(hit)
+    fitted = [view.columnWidth(c) for c in range(model.columnCount() - 1)]  # the last one stretches
+    fitted_calls, calls = calls, 0
+    view.resizeColumnsToContents()
+    assert [view.columnWidth(c) for c in range(model.columnCount() - 1)] == fitted
+    assert fitted_calls * 5 < calls  # Qt asks every role of every cell: 61 rows x 6 columns
+
+
 def test_pin_and_compare(qtbot) -> None:  # type: ignore[no-untyped-def]
     pane = ExplanationPane()
     qtbot.addWidget(pane)
