@@ -330,11 +330,10 @@ class BreakdownModel(_TableModel):
             return None
         r = self.rows[index.row()]
         col = index.column()
-        share = self.share(r)
         if role == Qt.ItemDataRole.DisplayRole:
             return self.display(r, col)
         if role == ShareRole and col == self.COL_SHARE:
-            return share
+            return self.share(r)
         if role == Qt.ItemDataRole.DecorationRole and col == self.COL_TERM:
             return term_color(r.term)
         if role == Qt.ItemDataRole.ForegroundRole and r.contribution == 0:

@@ -86,6 +86,11 @@ def range_shift(n_docs: int) -> int:
     return shift
 
 
+def n_ranges(n_docs: int, shift: int) -> int:
+    """How many ranges of 2^shift chunks cover `n_docs` chunks (as the kernel counts them)."""
+    return ((n_docs - 1) >> shift) + 1
+
+
 class _Scored:
     """What BM25 reads from an index besides its postings: term frequencies and length norms."""
 
@@ -103,13 +108,15 @@ class _Scored:
             cache = self._range_cache
             if cache is None:
                 cache = self._range_cache = {}
-            got = cache.pop(key, None)  # taken out and put back: the dict's order is the order of use
-        if got is None:
-            top = float(self.upper_bounds(np.array([term_id]), np.ones(1), k1, b)[0])
-            got = kernels.RANKING.range_maxima(*postings, norms, k1, shift, top, ((len(norms) - 1) >> shift) + 1)
+            got = cache.pop(key, None)
+            if got is not None:
+                cache[key] = got  # put back last: the dict's order is the order of use
+                return got
+        top = float(self.upper_bounds(np.array([term_id]), np.ones(1), k1, b)[0])
+        got = kernels.RANKING.range_maxima(*postings, norms, k1, shift, top, n_ranges(len(norms), shift))
         with _RANGE_LOCK:
             while cache and (len(cache) + 1) * len(got) > RANGE_CACHE_BYTES:
-                del cache[next(iter(cache))]
+                del cache[next(iter(cache))]  # the least recently used
             cache[key] = got
         return got
 
@@ -663,7 +670,7 @@ class MergedTermIndex(_Scored):
         if self._delta_id(term_id) is not None or term_id >= len(self.base.terms):
             return super().range_maxima(term_id, postings, norms, k1, b, shift)
         got = self.base.range_maxima(term_id, postings, self.base.norms(k1, b), k1, b, shift)
-        missing = ((len(norms) - 1) >> shift) + 1 - len(got)
+        missing = n_ranges(len(norms), shift) - len(got)
         return got + bytes(missing) if missing > 0 else got
 
     def segment_norms(self, k1: float, b: float) -> np.ndarray:
