@@ -314,10 +314,16 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
             return previous
     except (IndexDamaged, IndexMissing):
         pass
-    kept = embeddings.map_kept(previous) if previous is not None else {}  # before the refresh deletes them
+    keep = embeddings.keeping(previous)  # the meaning rows, mapped before the refresh deletes them
     try:
         lib, _ = build_index(
-            folder, args.index_dir, settings, warm=_analyzer(args), waiting=_say_waiting, previous=previous
+            folder,
+            args.index_dir,
+            settings,
+            warm=_analyzer(args),
+            waiting=_say_waiting,
+            previous=previous,
+            before_publish=keep,
         )
     except OSError as exc:
         if not _is_storage_error(exc):
@@ -330,28 +336,7 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
             raise CliError(message) from exc
         print(f"ragdesk: warning: index is stale: {message}", file=sys.stderr)
         return lib
-    if previous is None or lib.generation != previous.generation:  # a refresh was published
-        _keep_meaning(lib, kept, wait=False)
     return lib
-
-
-def _keep_meaning(lib: Any, kept: Any, wait: bool) -> None:
-    """Copy the kept meaning rows of unchanged notes into a refreshed index (see embeddings.keep); a
-    full or read-only cache leaves them for the next run rather than failing the command. Without
-    `wait`, a search does not wait for another process computing the meaning index (hours, maybe):
-    those notes are embedded again later instead."""
-    from .core import embeddings
-
-    try:
-        if wait:
-            embeddings.keep(lib, kept, waiting=_say_meaning_waiting)
-        else:
-            embeddings.keep(lib, kept, cancelled=lambda: True)
-    except embeddings.EmbeddingCancelled:
-        print("ragdesk: note: another process is computing the meaning index; it was not copied", file=sys.stderr)
-    except OSError as exc:
-        if not _is_storage_error(exc):
-            raise
 
 
 def _is_storage_error(exc: OSError) -> bool:
@@ -382,10 +367,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise CliError(f"notes folder not found: {args.folder}")
     damaged = None
-    kept: dict[str, Any] = {}
+    previous = None
     try:
         previous = IndexReader.open(folder, args.index_dir, verify=args.verify)
-        kept = embeddings.map_kept(previous)  # every meaning index's rows, before a rebuild removes them
     except IndexDamaged as exc:
         damaged = str(exc) if args.verify else None
     except IndexMissing:
@@ -399,6 +383,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             warm=AnalyzerConfig(),
             reuse_stored=damaged is None,
             waiting=_say_waiting,
+            before_publish=embeddings.keeping(previous),  # every meaning index's rows of unchanged notes
         )
     except OSError as exc:
         if not _is_storage_error(exc):
@@ -409,7 +394,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     data = report.to_json()
     data["index_dir"] = str(lib.root)
     data["rebuilt_damaged"] = damaged
-    _keep_meaning(lib, kept, wait=True)
     data["meaning_index"] = meaning = _meaning_index(lib, args)
     if args.report:
         data["report"] = lib.report()

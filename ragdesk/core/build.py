@@ -33,7 +33,7 @@ from .reader import IndexReader
 from .segment import derive_and_publish
 from .tokenize import BatchResult, process_batch
 from .walk import Walk, walk_folder
-from .writer import DeltaPlan, Derive, write_delta, write_full
+from .writer import BeforePublish, DeltaPlan, Derive, write_delta, write_full
 
 ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
 CancelFn = Callable[[], bool]
@@ -87,6 +87,7 @@ def build_index(
     reuse_stored: bool = True,
     warm: AnalyzerConfig | None = None,
     waiting: Callable[[], None] | None = None,
+    before_publish: BeforePublish | None = None,
 ) -> tuple[IndexReader, BuildReport]:
     """Build or refresh the index of `folder`, re-reading only new and changed notes.
 
@@ -95,12 +96,13 @@ def build_index(
     that analyzer's indexes before returning; a full build derives them in its worker processes
     while it writes the rest. Builds of one index run one at a time (an OS lock on the index
     folder): a second one waits (`waiting` is called once) and then finds the index current, or
-    refreshes what changed since.
+    refreshes what changed since. `before_publish` is given the new segments while no other process
+    can open them (a refresh copies its meaning rows of unchanged notes there: embeddings.keep).
     """
     t0 = time.perf_counter()
     folder_path = Path(folder).resolve()
     root = store.index_dir_for(folder_path, index_dir)
-    job = _Build(folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm)
+    job = _Build(folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm, before_publish)
     try:
         with store.build_lock(root, cancelled, waiting):
             store.remove_stale_temporaries(root)
@@ -195,6 +197,7 @@ class _Build:
     cancelled: CancelFn | None
     workers: int | None
     warm: AnalyzerConfig | None
+    before_publish: BeforePublish | None
 
     def run(self, previous: IndexReader | None) -> tuple[IndexReader, BuildReport]:
         walk_started = time.monotonic()
@@ -234,7 +237,9 @@ class _Build:
             skipped = _skipped(previous, plan, results)
             delta = _plan_delta(previous, plan)
             if delta is not None:
-                reader = write_delta(self.folder, self.root, self.settings, delta, results, skipped)
+                reader = write_delta(
+                    self.folder, self.root, self.settings, delta, results, skipped, self.before_publish
+                )
             else:
                 derive = (
                     _derive_in(pool, self.warm, self.cancelled) if pool is not None and self.warm is not None else None
@@ -249,6 +254,7 @@ class _Build:
                     results,
                     skipped,
                     derive,
+                    self.before_publish,
                 )
         if self.warm is not None:
             reader.warm(self.warm)

@@ -233,32 +233,33 @@ def map_kept(previous: IndexReader) -> Kept:
     return kept
 
 
-def keep(
-    reader: IndexReader, kept: Kept, cancelled: Cancelled | None = None, waiting: Callable[[], None] | None = None
-) -> None:
-    """Give `reader`'s segments that have no rows of a model in `kept` the rows of their notes that a
-    kept segment holds unchanged and embedded (same chunk options, path, SHA-1 and chunk count: the
-    same chunk texts), stored as a partial run (finished when nothing is left): whatever a refresh
-    merged, in any mode, and a rebuild for other load settings (extensions, size limit) keep what
-    was embedded; only new and changed chunks are embedded again. Per segment, never laid out in
-    one matrix."""
-    if not kept:
-        return
-    with writing_rows(reader.root, cancelled, waiting):  # another process may be embedding them
-        _keep(reader, kept)
+def keeping(previous: IndexReader | None) -> Callable[[list[Segment]], None]:
+    """`build_index(before_publish=…)` for a refresh of `previous`: its rows are mapped now, before
+    publishing deletes its generation, and copied into the new segments by `keep`."""
+    kept = map_kept(previous) if previous is not None else {}
+    return lambda segments: keep(segments, kept)
 
 
-def _keep(reader: IndexReader, kept: Kept) -> None:
+def keep(segments: list[Segment], kept: Kept) -> None:
+    """Give a refresh's new `segments` the rows of their notes that a kept segment holds unchanged and
+    embedded (same chunk options, path, SHA-1 and chunk count: the same chunk texts), stored as a
+    partial run (finished when nothing is left): whatever a refresh merged, in any mode, and a
+    rebuild for other load settings (extensions, size limit) keep what was embedded; only new and
+    changed chunks are embedded again. Called before the segments are published, so no other
+    process can be writing them and no lock is taken: a refresh that merges everything while
+    another process holds the meaning lock for hours still keeps every row (it used to skip them,
+    and the old base with its rows was deleted). A full disk leaves the rest to be embedded again."""
     for name, parts in kept.items():
-        for seg in reader.segments:
-            if embedded_count(seg, name) or not seg.n_chunks:
+        for seg in segments:
+            if not seg.n_chunks:
                 continue
-            plan = plan_segment(seg, name)
-            for old, rows, done in parts:
-                if old.settings.chunk == seg.settings.chunk:  # the load settings choose notes, not chunks
-                    _copy_unchanged(seg, old, rows, done, plan)
-            if plan.done.all():
-                plan.finish()
+            with contextlib.suppress(OSError):
+                plan = plan_segment(seg, name)
+                for old, rows, done in parts:
+                    if old.settings.chunk == seg.settings.chunk:  # the load settings choose notes, not chunks
+                        _copy_unchanged(seg, old, rows, done, plan)
+                if plan.done.all():
+                    plan.finish()
 
 
 def _copy_unchanged(segment: Segment, old: Segment, rows: np.ndarray, done: np.ndarray, plan: Plan) -> None:

@@ -226,9 +226,6 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         except IndexDamaged as exc:
             damaged = str(exc)
         embedder = _embedder(job.embedder)
-        # every model's rows (complete or not), mapped now: publishing the refreshed index deletes the
-        # old generation; copied for unchanged notes once the BM25 index is out
-        kept = embeddings.map_kept(previous) if previous is not None else {}
         reader, report = build_index(
             job.folder,
             job.index_dir,
@@ -239,12 +236,12 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             reuse_stored=damaged is None,
             warm=job.analyzer,
             waiting=lambda: queue.put(Progress(0, 0, 0, WAITING)),
+            # every model's rows of unchanged notes, in any case: a BM25-only window must not lose them
+            before_publish=embeddings.keeping(previous),
         )
         queue.put(Done(report, damaged, meaning_follows=embedder is not None))
         if embedder is not None and job.parent_pid is not None:
             os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
-        # in any case: a BM25-only window must not lose a meaning index
-        embeddings.keep(reader, kept, cancel.is_set, _say_meaning_waiting(queue))
         if embedder is not None:  # the meaning index, here rather than in the window's process
             for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
                 reader.warm(job.analyzer.with_name(name))

@@ -24,6 +24,7 @@ from .tokenize import BatchResult, NoteRecord, intern_words
 
 PIECES_PER_CONCAT = 256  # arrays joined per np.concatenate: one call over tens of thousands stalls the window
 Derive = Callable[[Path], Callable[[], None]]  # see build._derive_in
+BeforePublish = Callable[[list[Segment]], None]  # given a refresh's new segments while only it sees them
 
 
 class _Pieces:
@@ -204,11 +205,14 @@ def write_full(
     results: list[BatchResult],
     skipped: list[Skipped],
     derive: Derive | None = None,
+    before_publish: BeforePublish | None = None,
 ) -> IndexReader:
     """Publish a new full generation (a new base): every note, reused or fresh, in one segment."""
     gen = store.new_generation(root)
     try:
         manifest = write_segment(gen, folder, settings, files, reuse, previous, results, skipped, derive)
+        if before_publish is not None:
+            before_publish([Segment(gen, manifest)])
         store.publish(root, gen)
     except BaseException:
         store.discard(gen)
@@ -235,6 +239,7 @@ def write_delta(
     plan: DeltaPlan,
     results: list[BatchResult],
     skipped: list[Skipped],
+    before_publish: BeforePublish | None = None,
 ) -> IndexReader:
     """Publish a new generation that keeps the base as it is and writes only the delta segment: the
     changed and new notes (and those changed since the base), plus the merged note order."""
@@ -263,6 +268,8 @@ def write_delta(
             "tokens": base.n_tokens - dead_tokens + delta.n_tokens,
         }
         manifest = write_manifest(gen, folder, settings, counts, files_info, base=base.generation.name)
+        if before_publish is not None:
+            before_publish([delta])
         store.publish(root, gen, also_keep=base.generation)
     except BaseException:
         store.discard(gen)

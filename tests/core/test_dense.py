@@ -119,11 +119,9 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     first = np.asarray(lib.dense_matrix(emb)).copy()
     assert len(emb.embedded) == lib.n_chunks == 4
     emb.embedded.clear()
-    kept = embeddings.map_kept(lib)  # mapped before the refresh removes this generation
     (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
     (folder / "e.md").write_text("# e\n\nnew note", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-    embeddings.keep(new, kept)
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
     assert new.dense_progress(emb.name) == (3, 5)  # b.md's old chunk, replaced in a delta, is not counted
     calls: list[tuple[int, int]] = []
     again = np.asarray(new.dense_matrix(emb, progress=lambda d, t: calls.append((d, t))))
@@ -134,10 +132,8 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     assert (len(new.segments) == 2) == delta and new.has_dense(emb.name)
     # A second refresh embeds only what changed since, and the index reopens with its embeddings.
     emb.embedded.clear()
-    kept = embeddings.map_kept(new)
     (folder / "c.md").write_text("# c\n\nnow about otters", encoding="utf-8")
-    third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=new)
-    embeddings.keep(third, kept)
+    third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=new, before_publish=embeddings.keeping(new))
     expected = HashEmbedder().embed(third.chunk_texts()).astype(np.float16)
     assert np.array_equal(np.asarray(third.dense_matrix(emb)), expected)
     assert emb.embedded == [third.chunk_texts()[2]]
@@ -213,15 +209,15 @@ def test_rows_survive_a_rebuild_for_other_load_settings(tmp_path: Path) -> None:
     lib, _ = build_index(folder, tmp_path / "idx", IndexSettings(LoadOptions(extensions=(".md",))), workers=1)
     emb = HashEmbedder()
     first = np.asarray(lib.dense_matrix(emb)).copy()
-    kept = embeddings.map_kept(lib)
     wider = IndexSettings(LoadOptions(extensions=(".md", ".txt")))
-    new, _ = build_index(folder, tmp_path / "idx", wider, workers=1, previous=lib)
+    new, _ = build_index(
+        folder, tmp_path / "idx", wider, workers=1, previous=lib, before_publish=embeddings.keeping(lib)
+    )
     assert new.note_paths == ["a.md", "b.md", "c.txt"] and new.generation != lib.generation
-    embeddings.keep(new, kept)
     assert new.dense_progress(emb.name) == (2, 3)
     assert np.array_equal(np.asarray(new.dense_matrix(emb))[:2], first)
-    kept = embeddings.map_kept(new)
     smaller = IndexSettings(wider.load, ChunkOptions(size=40))
-    other, _ = build_index(folder, tmp_path / "idx", smaller, workers=1, previous=new)
-    embeddings.keep(other, kept)
+    other, _ = build_index(
+        folder, tmp_path / "idx", smaller, workers=1, previous=new, before_publish=embeddings.keeping(new)
+    )
     assert other.dense_progress(emb.name) == (0, 3)  # other chunk options: other texts, nothing reused

