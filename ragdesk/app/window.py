@@ -11,7 +11,7 @@ import os
 import shlex
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QProcess, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, QProcess, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QFrame, QMainWindow, QMenu, QMessageBox, QScrollArea, QSplitter
 
@@ -43,6 +43,10 @@ from .workers import SearchOutcome, SearchRequest, describe
 WELCOME_QUERY = "how do I undo a commit"
 NOTE_PREFIX = "Note: "  # status lines about the current query, cleared by the next one
 EDITOR_HINT = "code -g {path}:{line}"
+# The selected result's ranks under each analyzer are asked for once the selection has rested this
+# long: not while new results are laid out and drawn (the search thread's Python would make the
+# window's thread wait for the GIL), nor for every row passed while holding Down.
+RANKS_DELAY_MS = 60
 
 
 def _fill(arg: str, values: dict[str, str]) -> str:
@@ -67,6 +71,9 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("ragdesk")
         self.setWindowIcon(app_icon())
         self._build_ui()
+        self._ranks_timer = QTimer(self)
+        self._ranks_timer.setSingleShot(True)
+        self._ranks_timer.setInterval(RANKS_DELAY_MS)
         self.menus = build_menus(self)
         self.recent_menu = QMenu("Open &Recent", self)
         self.recent_menu.setObjectName("recentMenu")
@@ -151,6 +158,7 @@ class MainWindow(QMainWindow):
         session.status.connect(self.statusBar().showMessage)
         searcher = session.engine.searcher
         searcher.search_finished.connect(self._on_search_finished)
+        self._ranks_timer.timeout.connect(self._on_ranks_timer_timeout)
         searcher.ranks_found.connect(self._on_ranks_found)
         searcher.ranks_failed.connect(self._on_ranks_failed)
         searcher.search_failed.connect(self._on_search_failed)
@@ -373,6 +381,7 @@ class MainWindow(QMainWindow):
     def _on_hit_selected(self, hit: Hit | None) -> None:
         model = self.results_model
         if hit is None:
+            self._ranks_timer.stop()
             self.explanation_pane.show_hit(None)
             return
         self.explanation_pane.show_hit(
@@ -384,7 +393,11 @@ class MainWindow(QMainWindow):
             context=self.library.chunk_context_parts(hit.chunk_id) if self.library is not None else [],
         )
         self.explanation_pane.ranks_pending()
-        if self.last_request is not None:
+        self._ranks_timer.start()
+
+    def _on_ranks_timer_timeout(self) -> None:
+        hit = self.current_hit()
+        if hit is not None and self.last_request is not None:
             self.engine.find_ranks(self.last_request, hit.chunk_id)
 
     def _about_selection(self, serial: int, chunk_id: int) -> bool:

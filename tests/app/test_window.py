@@ -26,6 +26,21 @@ def test_contract_object_names(window: MainWindow) -> None:
     assert isinstance(window.findChild(QPushButton, "copyPromptButton"), QPushButton)
 
 
+def test_ranks_are_asked_for_once_the_selection_rests(window: MainWindow, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Walking down the results asks for the ranks under each analyzer of the row it stops on, once,
+    not of every row passed (nor while new results are being drawn)."""
+    search(qtbot, window, "rebase history")
+    asked: list[int] = []
+    find_ranks = window.engine.find_ranks
+    monkeypatch.setattr(window.engine, "find_ranks", lambda req, chunk: (asked.append(chunk), find_ranks(req, chunk)))
+    view = window.results_view
+    for row in (1, 2, 0, 2):  # quicker than RANKS_DELAY_MS: no event loop turn between the rows
+        view.setCurrentIndex(window.results_model.index(row, 0))
+    with qtbot.waitSignal(window.engine.searcher.ranks_found, timeout=10000) as found:
+        pass
+    assert asked == [window.results_model.hit_at(2).chunk_id] == [found.args[1]]
+
+
 def test_whole_path_search_explain_copy(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     result = search(qtbot, window, "rebase history")
     model = window.results_model
