@@ -314,7 +314,6 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
             return previous
     except (IndexDamaged, IndexMissing):
         pass
-    keep = embeddings.keeping(previous)  # the meaning rows, mapped before the refresh deletes them
     try:
         lib, _ = build_index(
             folder,
@@ -323,7 +322,7 @@ def _library(args: argparse.Namespace, refresh: bool = True) -> Any:
             warm=_analyzer(args),
             waiting=_say_waiting,
             previous=previous,
-            before_publish=keep,
+            before_publish=embeddings.keeping(previous),  # every meaning index's rows of unchanged notes
         )
     except OSError as exc:
         if not _is_storage_error(exc):
