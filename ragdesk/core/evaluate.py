@@ -176,7 +176,9 @@ class EvalReport:
         }
 
 
-def _chunk_matches(lib: IndexReader, chunk_id: int, q: Question) -> bool:
+def chunk_matches(lib: IndexReader, chunk_id: int, q: Question) -> bool:
+    """Whether the chunk answers `q`: of its note (or one also accepted), within its lines, holding
+    its snippet (white space and case aside)."""
     c = lib.chunk(chunk_id)
     if c.path in q.also_ok:
         return True
@@ -217,7 +219,7 @@ def evaluate(
             report.results.append(QuestionResult(q, None, error=f"expected note not found: {q.expected}"))
             continue
         result = lib.search(q.question, params, explain=False, embedder=embedder)
-        rank = next((h.rank for h in result.hits if _chunk_matches(lib, h.chunk_id, q)), None)
+        rank = next((h.rank for h in result.hits if chunk_matches(lib, h.chunk_id, q)), None)
         top = result.hits[0] if result.hits else None
         report.results.append(QuestionResult(q, rank, top.path if top else "", top.heading if top else ""))
         if progress is not None:
