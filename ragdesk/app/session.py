@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..core import store
 from ..core.analyzers import AnalyzerConfig
@@ -27,6 +27,9 @@ from .workers import BuildOutcome, BuildRequest, Engine, describe
 # How long the status bar keeps each kind of line (ms).
 SHORT_MS, NORMAL_MS, LONG_MS, ERROR_MS = 3000, 6000, 10000, 15000
 KEPT = " The previous index is still in use."
+# After a refresh that looked only at the paths the watcher named, the whole folder is walked this
+# long after the build process is idle (quietly: said only when it finds what the watcher missed).
+CHECK_DELAY_MS = 1000
 
 
 class Session(QObject):
@@ -61,6 +64,12 @@ class Session(QObject):
         self._read_from = 0.0
         self._pending_watch = False  # the waiting request came from the watcher alone (no F5)
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
+        self._running: BuildRequest | None = None
+        self._check_due = False  # a refresh looked only at the watcher's paths: walk the whole folder later
+        self._check_timer = QTimer(self)
+        self._check_timer.setSingleShot(True)
+        self._check_timer.setInterval(CHECK_DELAY_MS)
+        self._check_timer.timeout.connect(self._on_check_timer_timeout)
         self.watcher = FolderWatcher(self)
         self.watcher.folder_changed.connect(self._on_folder_changed)
         self.watcher.watch_failed.connect(self._on_watch_failed)
@@ -87,12 +96,21 @@ class Session(QObject):
         """The index shown now, when it is of the open folder (a build need not map it again)."""
         return self.library if self.library is not None and self.library.folder == Path(self.folder or "") else None
 
-    def refresh(self, verify: bool = False, watched: bool = False) -> None:
+    def refresh(
+        self,
+        verify: bool = False,
+        watched: bool = False,
+        changed: frozenset[str] | None = None,
+        read_from: float = 0.0,
+        quiet: bool = False,
+    ) -> None:
         """Re-read new and changed notes in the build process; the current index stays searchable.
         With `verify`, the stored files' checksums are checked first and a damaged index is rebuilt.
-        While a build runs, the request waits (only the newest) and starts when that build ends; while
-        the meaning index is being computed, that stops (its batches are kept) so the edit shows now.
-        `watched`: asked by the folder watcher, not by the user (see _on_index_built)."""
+        While a build runs, the request waits (one, merged with any waiting before) and starts when
+        that build ends; while the meaning index is being computed, that stops (its batches are kept)
+        so the edit shows now. `watched`: asked by the folder watcher, not by the user (see
+        _on_index_built); `changed`: the only paths to look at, taken from the watcher at `read_from`;
+        `quiet`: the check that follows such a refresh (no meaning index, said only if it finds something)."""
         if self.folder is None:
             return
         analyzer, dense = self._wants()
@@ -101,13 +119,16 @@ class Session(QObject):
             self.index_dir,
             self.settings.index_settings(),
             analyzer,
-            embedder=self.settings.embedder if dense else None,
+            embedder=self.settings.embedder if dense and not quiet else None,
             showing=self._showing(),
             verify=verify,
+            changed=changed,
+            quiet=quiet,
+            read_from=read_from,
         )
         if self.engine.building:
             self._pending_watch = watched and (self._pending is None or self._pending_watch)
-            self._pending = request
+            self._pending = request if self._pending is None else _merged(self._pending, request)
             if self.embedding:
                 self.engine.cancel_build()  # resumed by the build that starts next
             return
@@ -115,13 +136,23 @@ class Session(QObject):
 
     def _start(self, request: BuildRequest) -> None:
         self._building_folder = request.folder
-        self._read_from = time.monotonic()
-        self.build_started.emit()
+        self._read_from = request.read_from if request.changed is not None else time.monotonic()
+        self._running = request
+        self._check_due = request.changed is not None
+        self._check_timer.stop()
+        if not request.quiet:
+            self.build_started.emit()
         self.engine.build(request)
 
     def cancel_build(self) -> None:
         self._pending = None
+        self._check_due = False
+        self._check_timer.stop()
         self.engine.cancel_build()
+
+    def _on_check_timer_timeout(self) -> None:
+        if self._check_due and not self.engine.building:
+            self.refresh(watched=True, quiet=True)
 
     def _read_after_change(self) -> bool:
         """Whether the build under way reads the folder after the latest change the watcher saw."""
@@ -131,7 +162,8 @@ class Session(QObject):
         if self.engine.building and self._building_folder == self.folder and self._read_after_change():
             return  # F5 after saving: the build under way reads the folder after the change
         self.status.emit("Notes changed on disk: updating the index…", SHORT_MS)
-        self.refresh(watched=True)
+        read_from = time.monotonic()  # every change the watcher has reported by now is in `changed`
+        self.refresh(watched=True, changed=self.watcher.take_changes(), read_from=read_from)
 
     def _on_watch_failed(self, line: str) -> None:
         self.status.emit(line, LONG_MS)
@@ -149,6 +181,8 @@ class Session(QObject):
         if request is not None and request.folder == self.folder:
             self._start(replace(request, showing=self._showing()))
             return True
+        if self._check_due:
+            self._check_timer.start()
         return False
 
     def _use(self, library: IndexReader) -> None:
@@ -165,8 +199,13 @@ class Session(QObject):
 
     def _on_index_built(self, outcome: BuildOutcome) -> None:
         self._read_from = max(self._read_from, outcome.report.walk_started)
+        if outcome.report.walk_started:
+            self._check_due = False  # the whole folder was walked after all (see core.rewalk)
         if self._pending_watch and self._read_after_change():
             self._pending = None  # the watcher's change reached it before this build walked the folder
+        if self._running is not None and self._running.quiet and not outcome.report.rebuilt:
+            self._finish()  # the watcher missed nothing: nothing to say or to show again
+            return
         if outcome.meaning_follows:  # the process goes on embedding; a waiting build stops it
             self.embedding = True
             queued = self._pending is not None
@@ -261,3 +300,15 @@ class Session(QObject):
     def shutdown(self) -> None:
         self.watcher.clear()
         self.engine.shutdown()
+
+
+def _merged(waiting: BuildRequest, newer: BuildRequest) -> BuildRequest:
+    """One request doing what both would: the newer one, looking at both's paths (or at everything)."""
+    both = waiting.changed | newer.changed if waiting.changed is not None and newer.changed is not None else None
+    return replace(
+        newer,
+        changed=both,
+        verify=waiting.verify or newer.verify,
+        quiet=waiting.quiet and newer.quiet,
+        embedder=newer.embedder or waiting.embedder,
+    )

@@ -43,7 +43,8 @@ CHANGES = (
 
 class _Changes(FileSystemEventHandler):
     """Runs on watchdog's thread: passes on changes to notes (by extension) and to folders, outside
-    hidden folders (.git, .obsidian: busy, and never indexed)."""
+    hidden folders (.git, .obsidian: busy, and never indexed), and collects the notes' paths so a
+    refresh looks at them alone (a folder's change: at everything)."""
 
     def __init__(self, root: Path, extensions: tuple[str, ...], changed: Signal, ignore: Path | None) -> None:
         super().__init__()
@@ -51,13 +52,28 @@ class _Changes(FileSystemEventHandler):
         self.ignore = ignore.resolve() if ignore is not None else None
         self.extensions = tuple(e.lower() for e in extensions)
         self.changed = changed
+        self._lock = threading.Lock()
+        self._paths: set[str] | None = set()  # None: a folder changed, the whole tree must be walked
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if not isinstance(event, CHANGES):
             return
-        paths = [event.src_path, getattr(event, "dest_path", "")]
-        if any(self._matters(str(p), event.is_directory) for p in paths if p):
+        paths = [str(p) for p in (event.src_path, getattr(event, "dest_path", "")) if p]
+        mattering = [p for p in paths if self._matters(p, event.is_directory)]
+        if mattering:
+            with self._lock:  # before the signal: a change the window has heard of is in `take`
+                if event.is_directory:
+                    self._paths = None
+                elif self._paths is not None:
+                    self._paths.update(paths)  # a move: where from and where to
             self.changed.emit()  # queued to the watcher's thread
+
+    def take(self) -> frozenset[str] | None:
+        """The note paths changed since the last call (None: look at the whole tree, as when none was
+        named), and start anew."""
+        with self._lock:
+            paths, self._paths = self._paths, set()
+        return frozenset(paths) if paths else None
 
     def _matters(self, path: str, is_dir: bool) -> bool:
         if self.ignore is not None and Path(path).is_relative_to(self.ignore):
@@ -89,6 +105,7 @@ class FolderWatcher(QObject):
         self._path_changed.connect(self._on_path_changed)
         self._start_done.connect(self._on_start_done)
         self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._changes: _Changes | None = None
         self._starting: threading.Thread | None = None
         self.ready = False  # the watches of the folder being watched are in place
         self._root: Path | None = None
@@ -109,7 +126,8 @@ class FolderWatcher(QObject):
             return
         self.clear()
         observer = Observer()
-        observer.schedule(_Changes(root, extensions, self._path_changed, ignore), str(root), recursive=True)
+        self._changes = _Changes(root, extensions, self._path_changed, ignore)
+        observer.schedule(self._changes, str(root), recursive=True)
         self._observer, self._root, self._extensions, self.ready = observer, root, extensions, False
         self._starting = threading.Thread(target=self._start, args=(observer,), name="ragdesk-watch", daemon=True)
         self._starting.start()
@@ -140,10 +158,16 @@ class FolderWatcher(QObject):
         if starting is not None:
             starting.join()  # still adding watches (a folder changed within ~0.2 s of being opened)
         observer, self._observer, self._root, self.ready = self._observer, None, None, False
+        self._changes = None
         if observer is not None:
             observer.stop()
             if observer.is_alive():
                 observer.join()
+
+    def take_changes(self) -> frozenset[str] | None:
+        """The note paths (absolute) changed since the last call, for a refresh that looks at them
+        alone; None when it must walk the whole folder (a folder changed, or nothing is watched)."""
+        return self._changes.take() if self._changes is not None else None
 
     def _on_path_changed(self) -> None:
         if self.enabled:

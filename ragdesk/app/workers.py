@@ -54,6 +54,9 @@ class BuildRequest:
     embedder: str | None = None  # then compute the meaning index with this model (see core.dense)
     showing: IndexReader | None = None  # the index the window shows now (not mapped again; its base is shared)
     verify: bool = False  # check the stored files' checksums first (a search found the index damaged)
+    changed: frozenset[str] | None = None  # the only paths that changed, as the watcher named them (None: walk all)
+    quiet: bool = False  # a check after `changed` refreshes: shown only when it finds something
+    read_from: float = 0.0  # time.monotonic() when `changed` was taken: later changes are not in it
 
 
 class BuildProcessDied(RuntimeError):
@@ -186,6 +189,7 @@ class BuildWorker(QObject):
             request.embedder,
             request.verify,
             parent_pid=os.getpid(),
+            changed=request.changed,
         )
         self._embedding = False
         child, self._spare = self._spare, None
@@ -214,7 +218,8 @@ class BuildWorker(QObject):
                 self.index_opened.emit(reader)
             return False
         if isinstance(msg, Done):
-            reader = self._open(request)
+            unchanged = request.quiet and not msg.report.rebuilt and request.showing is not None
+            reader = request.showing if unchanged else self._open(request)  # a check that found nothing
             if reader is not None:
                 self.index_built.emit(BuildOutcome(reader, msg.report, msg.damaged, msg.meaning_follows))
             self._embedding = msg.meaning_follows

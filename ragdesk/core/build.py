@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
@@ -30,6 +30,7 @@ from .orphans import worker_pool
 from .params import IndexSettings
 from .paths import shown
 from .reader import IndexReader
+from .rewalk import rewalk
 from .segment import derive_and_publish
 from .tokenize import BatchResult, process_batch
 from .walk import Walk, walk_folder
@@ -66,7 +67,8 @@ class BuildReport:
     rebuilt: bool = True  # False when the stored index was already current
     skipped: list[Skipped] = field(default_factory=list)
     # time.monotonic() (one clock for every process on the machine) when the walk of the folder
-    # began: a change on disk seen before it is in this build (the window drops a refresh it queued)
+    # began: a change on disk seen before it is in this build (the window drops a refresh it queued);
+    # 0 when only the paths the watcher named were looked at
     walk_started: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -88,6 +90,7 @@ def build_index(
     warm: AnalyzerConfig | None = None,
     waiting: Callable[[], None] | None = None,
     before_publish: BeforePublish | None = None,
+    changed: Collection[str] | None = None,
 ) -> tuple[IndexReader, BuildReport]:
     """Build or refresh the index of `folder`, re-reading only new and changed notes.
 
@@ -98,11 +101,15 @@ def build_index(
     folder): a second one waits (`waiting` is called once) and then finds the index current, or
     refreshes what changed since. `before_publish` is given the new segments while no other process
     can open them (a refresh copies its meaning rows of unchanged notes there: embeddings.keep).
+    `changed`: the only paths that may have changed since `previous` (absolute, as the folder watcher
+    reports them): only they are looked at again, unless a whole walk is needed (see core.rewalk).
     """
     t0 = time.perf_counter()
     folder_path = Path(folder).resolve()
     root = store.index_dir_for(folder_path, index_dir)
-    job = _Build(folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm, before_publish)
+    job = _Build(
+        folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm, before_publish, changed
+    )
     try:
         with store.build_lock(root, cancelled, waiting):
             store.remove_stale_temporaries(root)
@@ -198,10 +205,16 @@ class _Build:
     workers: int | None
     warm: AnalyzerConfig | None
     before_publish: BeforePublish | None
+    changed: Collection[str] | None
 
     def run(self, previous: IndexReader | None) -> tuple[IndexReader, BuildReport]:
         walk_started = time.monotonic()
-        plan = _plan(previous, walk_folder(self.folder, self.settings.load))
+        walk = None
+        if self.changed is not None and previous is not None:
+            walk = rewalk(previous, self.folder, self.settings.load, self.changed)
+        if walk is not None:
+            walk_started = 0.0  # only the named paths were looked at: no other change is in this build
+        plan = _plan(previous, walk if walk is not None else walk_folder(self.folder, self.settings.load))
         report = plan.report
         report.walk_started = walk_started
         if previous is not None and _is_current(previous, plan):

@@ -47,6 +47,7 @@ class BuildJob:
     embedder: str | None = None  # also compute embeddings with this model (see core.dense.load_embedder)
     verify: bool = False  # check every stored file's checksum first; a damaged index is rebuilt in full
     parent_pid: int | None = None  # the window's: the build exits when it does
+    changed: frozenset[str] | None = None  # the only paths that changed (the watcher's): see core.rewalk
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,7 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             waiting=lambda: queue.put(Progress(0, 0, 0, WAITING)),
             # every model's rows of unchanged notes, in any case: a BM25-only window must not lose them
             before_publish=embeddings.keeping(previous),
+            changed=job.changed,
         )
         queue.put(Done(report, damaged, meaning_follows=embedder is not None))
         if embedder is not None and job.parent_pid is not None:

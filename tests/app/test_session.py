@@ -162,3 +162,49 @@ def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window,
     qtbot.waitUntil(lambda: any(h.path == "n05.md" for h in search(qtbot, w, "zyxwvut").hits), timeout=30000)
     qtbot.waitUntil(lambda: bool(finished), timeout=180000)
     assert w.library.has_dense("e5-small-q4") and finished[0].embedded <= 70 - kept + 1  # + the edited note
+
+
+def watched_builds(window: MainWindow, monkeypatch) -> list[workers.BuildRequest]:  # type: ignore[no-untyped-def]
+    """The requests the session hands the build process from now on."""
+    requests: list[workers.BuildRequest] = []
+    build = window.engine.build
+    monkeypatch.setattr(window.engine, "build", lambda r: (requests.append(r), build(r)))
+    return requests
+
+
+def test_a_save_refreshes_its_note_alone_then_a_check_finds_what_the_watcher_missed(  # type: ignore[no-untyped-def]
+    window: MainWindow, qtbot, notes: Path, monkeypatch
+) -> None:
+    """The watcher names the saved note and the refresh looks at it alone (no walk of the whole
+    folder before the edit shows); a second after, the whole folder is walked in the background,
+    which finds a change the watcher did not report."""
+    qtbot.waitUntil(lambda: window.watcher.ready, timeout=10000)
+    missed = str(notes / "clip.md")
+    take = window.watcher.take_changes
+    monkeypatch.setattr(window.watcher, "take_changes", lambda: (take() or frozenset()) - {missed} or None)
+    requests = watched_builds(window, monkeypatch)
+    shown: list[object] = []
+    window.session.index_changed.connect(shown.append)
+    (notes / "clip.md").write_text("# Clip\n\nqwertzu, missed by the watcher\n", encoding="utf-8")
+    (notes / "git.md").write_text("# Git\n\nzyxwvut, a saved edit\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=30000)
+    assert [(r.changed, r.quiet) for r in requests] == [({str(notes / "git.md")}, False)]
+    assert [h.path for h in search(qtbot, window, "zyxwvut").hits] == ["git.md"]
+    assert not search(qtbot, window, "qwertzu").hits
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=30000)  # the check, after CHECK_DELAY_MS
+    assert [(r.changed, r.quiet) for r in requests[1:]] == [(None, True)]
+    assert [h.path for h in search(qtbot, window, "qwertzu").hits] == ["clip.md"]
+    assert window.statusBar().currentMessage().endswith("0 added, 1 changed, 0 removed")
+
+
+def test_the_check_after_a_save_says_nothing_when_the_watcher_missed_nothing(  # type: ignore[no-untyped-def]
+    window: MainWindow, qtbot, notes: Path, monkeypatch
+) -> None:
+    qtbot.waitUntil(lambda: window.watcher.ready, timeout=10000)
+    requests = watched_builds(window, monkeypatch)
+    shown: list[object] = []
+    window.session.index_changed.connect(shown.append)
+    (notes / "git.md").write_text("# Git\n\nzyxwvut, a saved edit\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: len(requests) == 2 and not window.engine.building, timeout=30000)
+    assert [(r.changed, r.quiet) for r in requests] == [({str(notes / "git.md")}, False), (None, True)]
+    assert len(shown) == 1 and window.statusBar().currentMessage().startswith("Indexed in")

@@ -24,18 +24,25 @@ def test_saves_in_place_new_folders_and_removals_are_seen_and_nothing_else(qtbot
             (notes / "a.md").read_text(encoding="utf-8")  # the build reads notes: no change
             (notes / "index" / "gen-2").mkdir()  # each build publishes a generation folder
             (notes / "index" / "gen-2" / "notes.md").write_text("x", encoding="utf-8")
+        assert watcher.take_changes() is None  # nothing named: a refresh would walk everything
         with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
             with open(notes / "sub" / "b.md", "a", encoding="utf-8") as fh:  # appended in place
                 fh.write("more\n")
+        assert watcher.take_changes() == {str(notes / "sub" / "b.md")}  # the refresh looks at it alone
         with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
             (notes / "later").mkdir()
+        assert watcher.take_changes() is None  # a folder: the whole tree is walked
         with qtbot.waitSignal(watcher.folder_changed, timeout=5000):  # inside a folder made after watch()
             (notes / "later" / "c.md").write_text("# C\n", encoding="utf-8")
         with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
             (notes / "a.md").unlink()
+        assert watcher.take_changes() == {str(notes / "later" / "c.md"), str(notes / "a.md")}
+        with qtbot.waitSignal(watcher.folder_changed, timeout=5000):
+            (notes / "sub" / "b.md").rename(notes / "sub" / "moved.md")
+        assert watcher.take_changes() == {str(notes / "sub" / "b.md"), str(notes / "sub" / "moved.md")}
         watcher.enabled = False  # the tests that drive refreshes themselves turn it off
         with qtbot.assertNotEmitted(watcher.folder_changed, wait=500):
-            (notes / "sub" / "b.md").write_text("# B again\n", encoding="utf-8")
+            (notes / "sub" / "moved.md").write_text("# B again\n", encoding="utf-8")
     finally:
         watcher.clear()
     assert watcher.watching is None and not watcher.ready

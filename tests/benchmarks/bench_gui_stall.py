@@ -4,7 +4,8 @@ Opens the real window offscreen on a copy of a folder (default: the scale corpus
 timer during the whole build, and prints the longest gap between ticks (goal: < 50 ms). Then
 waits PAUSE_S (3 s; RAGDESK_BENCH_PAUSE_S), appends a word to one note, refreshes (F5) and
 measures the same until a search for the new word (typed before) shows the edited note; then,
-after another pause, saves one more word and waits for the folder watcher to show it (no F5).
+after another pause, saves one more word and waits for the folder watcher to show it (no F5), and
+ticks CHECK_S more (the whole-folder walk that follows a watched refresh, session.CHECK_DELAY_MS).
 
     python tests/benchmarks/bench_gui_stall.py [FOLDER]
 """
@@ -30,6 +31,7 @@ from ragdesk.app.window import MainWindow  # noqa: E402
 
 PAUSE_S = float(os.environ.get("RAGDESK_BENCH_PAUSE_S", "3"))  # a person edits a while after the build
 WORDS = {"refresh": "zyxwvutsr", "watch": "qponmlkji"}  # found in no note before the edit
+CHECK_S = 3.0
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
@@ -44,7 +46,7 @@ def report(label: str, gaps: list[float]) -> None:
 def main() -> int:
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else DATA
     app = QApplication(sys.argv[:1])
-    gaps: dict[str, list[float]] = {"build": [], "pause": [], "refresh": [], "watch": []}
+    gaps: dict[str, list[float]] = {"build": [], "pause": [], "refresh": [], "watch": [], "check": []}
     phase = ["build"]
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,8 +109,13 @@ def main() -> int:
                     phase[0] = "pause"
                     QTimer.singleShot(int(PAUSE_S * 1000), lambda: edit("watch"))
                 else:
-                    ticker.stop()
-                    app.quit()
+                    phase[0] = "check"
+
+                    def done() -> None:
+                        ticker.stop()
+                        app.quit()
+
+                    QTimer.singleShot(int(CHECK_S * 1000), done)
 
         window.build_state_changed.connect(on_state)
         window.results_shown.connect(on_results)
@@ -129,6 +136,7 @@ def main() -> int:
     report("refresh: event-loop gaps", gaps["refresh"])
     print(f"watcher: the next edit shows {timings['watch']:.2f} s after it is saved (no F5)")
     report("watcher: event-loop gaps", gaps["watch"])
+    report(f"the {CHECK_S:.0f} s after it (the whole-folder check follows): event-loop gaps", gaps["check"])
     return 0
 
 

@@ -21,11 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ragdesk.core import embeddings
 from ragdesk.core import evaluate as ev
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import load_embedder
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
+from ragdesk.core.store import IndexDamaged, IndexMissing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tune_defaults import DATA, QUESTIONS, SETS  # noqa: E402
@@ -38,7 +40,12 @@ Fuse = Callable[[Ranking, Ranking, NoteOf], list[int]]
 
 def open_set(name: str, root: Path, embed: bool) -> IndexReader:
     folder = DATA / SETS[name]
-    lib, _ = build_index(folder, root / name)
+    try:
+        previous = IndexReader.open(folder, root / name)
+    except (IndexMissing, IndexDamaged):
+        previous = None
+    # a fresh copy of the data (new mtimes) rebuilds the set: keep its hours of meaning rows
+    lib, _ = build_index(folder, root / name, previous=previous, before_publish=embeddings.keeping(previous))
     if embed:
         emb = load_embedder()
         t0 = time.monotonic()
