@@ -414,3 +414,13 @@ def test_an_index_keeps_the_range_bounds_of_the_terms_used_last(monkeypatch: pyt
     assert ti.range_maxima(0, ti.postings(0), norms, 1.2, 0.75, 6) == got[0] and counting.calls == 3  # kept
     ti.range_maxima(3, ti.postings(3), norms, 1.2, 0.75, 6)  # drops term 1, the least recently used
     assert [key[3] for key in ti._range_cache] == [2, 0, 3] and counting.calls == 4
+
+
+def test_a_rows_json_holds_every_field_then_whether_it_is_indexed_and_its_formula() -> None:
+    import dataclasses
+
+    row = TermRow("induk", ("indukci",), 4, idf(439, 4), 3, 71, 69.53, 1.2, 0.75, 7.169, "stems_5", 0.5)
+    want = {f.name: getattr(row, f.name) for f in dataclasses.fields(TermRow)}
+    want["words"] = ["indukci"]
+    want |= {"in_index": True, "formula": "0.5 × 4.583 · 3 · 2.2 / (3 + 1.2 · 1.0159) = 7.169"}
+    assert row.to_json() == want and list(row.to_json()) == list(want)
