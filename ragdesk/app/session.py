@@ -304,6 +304,8 @@ class Session(QObject):
 
 def _merged(waiting: BuildRequest, newer: BuildRequest) -> BuildRequest:
     """One request doing what both would: the newer one, looking at both's paths (or at everything)."""
+    if waiting.folder != newer.folder:
+        return newer  # the folder was left: its waiting build is not wanted
     both = waiting.changed | newer.changed if waiting.changed is not None and newer.changed is not None else None
     return replace(
         newer,

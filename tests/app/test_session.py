@@ -208,3 +208,21 @@ def test_the_check_after_a_save_says_nothing_when_the_watcher_missed_nothing(  #
     qtbot.waitUntil(lambda: len(requests) == 2 and not window.engine.building, timeout=30000)
     assert [(r.changed, r.quiet) for r in requests] == [({str(notes / "git.md")}, False), (None, True)]
     assert len(shown) == 1 and window.statusBar().currentMessage().startswith("Indexed in")
+
+
+def test_a_waiting_refresh_keeps_what_each_request_asked_for() -> None:
+    from ragdesk.app.session import _merged
+    from ragdesk.core.analyzers import AnalyzerConfig
+    from ragdesk.core.params import IndexSettings
+
+    def asked(folder: str = "/n", **kw: object) -> workers.BuildRequest:
+        return workers.BuildRequest(folder, None, IndexSettings(), AnalyzerConfig(), **kw)  # type: ignore[arg-type]
+
+    saved = asked(changed=frozenset({"/n/a.md"}), read_from=1.0, embedder="e5")
+    f5 = asked()
+    assert _merged(f5, saved).changed is None  # F5 waiting: a watched save does not narrow it
+    assert _merged(saved, f5).changed is None
+    both = _merged(saved, asked(changed=frozenset({"/n/b.md"}), read_from=2.0))
+    assert (both.changed, both.read_from, both.embedder) == ({"/n/a.md", "/n/b.md"}, 2.0, "e5")
+    assert _merged(asked(verify=True), saved).verify and not _merged(asked(quiet=True), saved).quiet
+    assert _merged(saved, asked("/other")) == asked("/other")  # the folder was left
