@@ -97,6 +97,13 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
         help="hybrid: tuned (default: RRF tuned on eight question sets, grouped by note) or plain "
         "(RRF with c = 60, chunks ungrouped)",
     )
+    p.add_argument(
+        "--group",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="dense and hybrid: each note once, at its best chunk (--no-group: every chunk in its own "
+        "place, as the window shows them unless Group by note is ticked; default: as the fusion does)",
+    )
     _add_embedder_option(p)
 
 
@@ -246,7 +253,8 @@ def _params(args: argparse.Namespace, k: int | None = None) -> Any:
     """The query's SearchParams from the command line (`k`: rank this many instead of -k)."""
     from .core.params import SearchParams
 
-    return SearchParams(_analyzer(args), args.k1, args.b, k if k is not None else args.k, args.mode, args.fusion)
+    k = k if k is not None else args.k
+    return SearchParams(_analyzer(args), args.k1, args.b, k, args.mode, args.fusion, args.group)
 
 
 def _embedder(args: argparse.Namespace, lib: Any) -> Any:
@@ -716,7 +724,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
         return _print_rows(rows, args.json, f"{len(questions)} questions")
     report = ev.evaluate(
-        lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder, fusion=args.fusion
+        lib,
+        questions,
+        analyzer,
+        args.k1,
+        args.b,
+        mode=args.mode,
+        embedder=embedder,
+        fusion=args.fusion,
+        group=args.group,
     )
     if args.json:
         print(json.dumps({**report.to_json(), "mode_reason": args.mode_reason}, ensure_ascii=False, indent=2))

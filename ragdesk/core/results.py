@@ -88,12 +88,14 @@ class SearchResult:
     reason: str | None = None
     mode: str = "bm25"
     mode_reason: str = ""  # why this mode ran (auto: hybrid once the meaning index is complete)
+    grouped: bool = False  # each note once, at its best chunk; its other chunks in `Hit.folded`
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         return {
             "query": self.query,
             "mode": self.mode,
             "mode_reason": self.mode_reason,
+            "grouped": self.grouped,
             "analyzer": self.analyzer,
             "k1": self.k1,
             "b": self.b,

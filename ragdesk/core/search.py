@@ -91,11 +91,13 @@ class Searching:
         docs, scores = search_top_k(query_refs(parts), self.n_chunks, p.k1, p.b, depth)
         ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
         folded: dict[int, tuple[int, ...]] = {}
+        grouped = False
         if p.mode != "bm25" and embedder is not None:
             fusion = FUSIONS[p.fusion]
             bm25 = list(zip(docs.tolist(), scores.tolist()))
             ranked = self._dense_ranking(query, embedder, bm25, p.mode, p.k, fusion)
-            if fusion.group_notes:
+            grouped = p.group if p.group is not None else fusion.group_notes
+            if grouped:
                 ranked, folded = self._group_by_note(ranked)
             if p.mode == "dense":
                 reason = None if ranked else "the query has no searchable words"
@@ -127,7 +129,9 @@ class Searching:
         took = (time.perf_counter() - t0) * 1000
         terms = [QueryTerm(t, w, n_t) for part in parts for (t, w, _), n_t in zip(part.qterms, part.dfs)]
         ti = main.index
-        return SearchResult(query, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode)
+        return SearchResult(
+            query, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode, grouped=grouped
+        )
 
     def count_matches(self, query: str, analyzer: AnalyzerConfig | None = None) -> int:
         """How many chunks contain at least one of the query's terms (the BM25 ranking's length),

@@ -342,6 +342,12 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     assert done.args[0].embedded == window.library.n_chunks and window.library.has_dense("e5-small-q4")
     result = search(qtbot, window, "rebase history")
     assert result.mode == "hybrid" and all(h.fusion is not None for h in result.hits)
+    # every chunk in its own place, as in BM25 mode; Group by note shows each note once
+    assert not result.grouped and [h.path for h in result.hits].count("git.md") >= 2
+    window.group_check.setChecked(True)
+    rows = window.results_model.hits
+    assert [h.path for h in rows].count("git.md") == 1 and len(rows) == len({h.path for h in result.hits})
+    window.group_check.setChecked(False)
     assert result.mode_reason == "hybrid: the meaning index (e5-small-q4) is complete"
     assert "auto → hybrid" in window.mode_combo.toolTip()
     top = result.hits[0]

@@ -479,3 +479,46 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
     assert emb.embedded == [new.chunk_texts()[1]]
     with store.meaning_lock(lib.root):  # nothing changed since: no refresh, no keep, no wait
         assert main(["search", str(folder), "alpha", "--index-dir", str(idx), "--json"]) == 0
+
+
+def test_hybrid_groups_by_note_unless_asked_not_to(tmp_path: Path, e5: E5Embedder, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The tuned fusion shows each note once, its other chunks folded beneath; `group=False` (the
+    window, unless Group by note is ticked; `--no-group`) keeps every chunk in its own place, so the
+    chunk that holds the answer can be shown and pasted even when it is not its note's best."""
+    steep = "Steep green tea for two minutes in water just off the boil, then pour it at once. " * 4
+    store = "Keep tea leaves in a dark airtight tin, away from spices, and use them within a year. " * 4
+    folder = write_notes(
+        tmp_path / "n", {**NOTES, "en/tea.md": f"# Tea\n\n## Steeping\n\n{steep}\n\n## Storing\n\n{store}"}
+    )
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    tea = [c for c in range(lib.n_chunks) if lib.chunk(c).path == "en/tea.md"]
+    assert len(tea) >= 2
+    question = "how should I make and keep my tea"
+    grouped = lib.search(question, mode="hybrid", embedder=e5)
+    assert grouped.grouped and [h.path for h in grouped.hits].count("en/tea.md") == 1
+    first = next(h for h in grouped.hits if h.path == "en/tea.md")
+    apart = lib.search(question, mode="hybrid", embedder=e5, group=False)
+    assert not apart.grouped and not any(h.folded for h in apart.hits)
+    tea_ranks = [h.chunk_id for h in apart.hits if h.path == "en/tea.md"]
+    assert sorted(tea_ranks) == sorted(tea) and first.folded == tuple(tea_ranks[1:])
+    assert [h.chunk_id for h in apart.hits if h.path != "en/tea.md"] == [
+        h.chunk_id for h in grouped.hits if h.path != "en/tea.md"
+    ]  # the other notes keep their order
+    assert (
+        main(
+            [
+                "search",
+                str(folder),
+                question,
+                "--mode",
+                "hybrid",
+                "--no-group",
+                "--json",
+                "--index-dir",
+                str(tmp_path / "idx"),
+            ]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["grouped"] is False and [h["chunk_id"] for h in out["hits"]] == [h.chunk_id for h in apart.hits]
