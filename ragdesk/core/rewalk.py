@@ -3,8 +3,9 @@ with only those paths looked at again, so a saved note does not wait for every n
 (0.07–0.09 s of a refresh at 31,000 notes).
 
 Anything a walk of the whole folder could judge differently from one path alone — a folder, a link,
-a path under a link — answers None, and the refresh walks the whole folder as before. The result is
-the same Walk that `walk_folder` gives when nothing else changed (tested against it).
+a path under a link, a path not spelled from the folder — answers None, and the refresh walks the
+whole folder as before. The result is the same Walk that `walk_folder` gives when nothing else
+changed (tested against it).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def rewalk(
     paths, sizes, mtimes, skipped = _last_walk(previous)
     for path in sorted(set(changed)):
         if not path.startswith(prefix):
-            continue  # the folder itself, or outside it: not a note
+            return None  # spelled another way than the folder (a link in its path, say): walk it all
         rel = path[len(prefix) :].replace(os.sep, "/")
         parts = rel.split("/")
         if any(p.startswith(".") or p in SKIP_DIRS for p in parts) or not parts[-1].lower().endswith(exts):

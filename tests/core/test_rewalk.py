@@ -69,6 +69,8 @@ def test_a_path_a_whole_walk_must_judge_asks_for_one(tmp_path: Path) -> None:
     os.symlink(notes / "sub", notes / "linked")  # a note reached through a linked folder
     for path in ("folder.md", "link.md", "linked/b.md"):
         assert rewalk(lib, notes, SETTINGS.load, [str(notes / path)]) is None, path
+    os.symlink(notes, tmp_path / "alias")  # the watcher reporting the folder by another name
+    assert rewalk(lib, notes, SETTINGS.load, [str(tmp_path / "alias" / "a.md")]) is None
 
 
 def test_a_refresh_of_named_paths_equals_a_full_refresh_and_looks_nowhere_else(tmp_path: Path) -> None:
