@@ -203,9 +203,12 @@ class Session(QObject):
             self._check_due = False  # the whole folder was walked after all (see core.rewalk)
         if self._pending_watch and self._read_after_change():
             self._pending = None  # the watcher's change reached it before this build walked the folder
-        if self._running is not None and self._running.quiet and not outcome.report.rebuilt:
-            self._finish()  # the watcher missed nothing: nothing to say or to show again
-            return
+        if self._running is not None and self._running.quiet:
+            if not outcome.report.rebuilt:
+                self._finish()  # the watcher missed nothing: nothing to say or to show again
+                return
+            if self._wants()[1]:
+                self.refresh(watched=True)  # next, the meaning index of what the watcher missed
         if outcome.meaning_follows:  # the process goes on embedding; a waiting build stops it
             self.embedding = True
             queued = self._pending is not None

@@ -226,3 +226,24 @@ def test_a_waiting_refresh_keeps_what_each_request_asked_for() -> None:
     assert (both.changed, both.read_from, both.embedder) == ({"/n/a.md", "/n/b.md"}, 2.0, "e5")
     assert _merged(asked(verify=True), saved).verify and not _merged(asked(quiet=True), saved).quiet
     assert _merged(saved, asked("/other")) == asked("/other")  # the folder was left
+
+
+def test_what_the_check_finds_gets_its_meaning_index_next(  # type: ignore[no-untyped-def]
+    window: MainWindow, qtbot, notes: Path, monkeypatch
+) -> None:
+    """The check computes no embeddings (it runs after every save); when it finds a change the watcher
+    missed, a refresh that computes them follows, so hybrid search does not fall back to BM25."""
+    qtbot.waitUntil(lambda: window.watcher.ready, timeout=10000)
+    analyzer = window.current_analyzer()
+    monkeypatch.setattr(window.session, "_wants", lambda: (analyzer, True))
+    window.settings.set("dense/embedder", "model2vec:/nonexistent")  # no such model: builds skip embedding
+    spec = window.settings.embedder
+    missed = str(notes / "clip.md")
+    take = window.watcher.take_changes
+    monkeypatch.setattr(window.watcher, "take_changes", lambda: (take() or frozenset()) - {missed} or None)
+    requests = watched_builds(window, monkeypatch)
+    (notes / "clip.md").write_text("# Clip\n\nqwertzu, missed by the watcher\n", encoding="utf-8")
+    (notes / "git.md").write_text("# Git\n\nzyxwvut, a saved edit\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: len(requests) == 3 and not window.engine.building, timeout=30000)
+    asked = [(r.changed is not None, r.quiet, r.embedder) for r in requests]
+    assert asked == [(True, False, spec), (False, True, None), (False, False, spec)]
