@@ -65,13 +65,42 @@ class Excerpt:
     rank: int = 0
     page: int | None = None  # a PDF's page: cited instead of lines
     known_findings: list[Finding] | None = field(default=None, repr=False, compare=False)  # found earlier
+    span: tuple[int, int] | None = None  # the text's characters in its note (a hit's): see joined
 
     @classmethod
     def of(cls, hit: Any, findings: list[Finding] | None = None) -> Excerpt:
         """A search hit as an excerpt, its source as a person reads it (see paths.shown); `findings`:
         what detect_injection found in it already (the window's search worker looks once)."""
         return cls(
-            shown(hit.path), shown(hit.heading), hit.start_line, hit.end_line, hit.text, hit.rank, hit.page, findings
+            shown(hit.path),
+            shown(hit.heading),
+            hit.start_line,
+            hit.end_line,
+            hit.text,
+            hit.rank,
+            hit.page,
+            findings,
+            tuple(hit.span),
+        )
+
+    def joined(self, other: Excerpt) -> Excerpt | None:
+        """One excerpt for two of the same note whose texts overlap or meet (neighbouring chunks share
+        ~20 words): the note's text from the first one's start to the later end, cited from the first
+        line to the last, at the better rank; None when they are apart."""
+        if self.path != other.path or self.span is None or other.span is None:
+            return None
+        first, second = sorted((self, other), key=lambda e: e.span or (0, 0))
+        assert first.span is not None and second.span is not None
+        if second.span[0] > first.span[1]:
+            return None
+        tail = second.text[first.span[1] - second.span[0] :] if second.span[1] > first.span[1] else ""
+        return replace(
+            first,
+            text=first.text + tail,
+            span=(first.span[0], max(first.span[1], second.span[1])),
+            end_line=max(first.end_line, second.end_line),
+            rank=min(first.rank, second.rank),
+            known_findings=None,  # looked for again in the joined text
         )
 
     @property
@@ -162,7 +191,9 @@ def build_prompt(
     in `fmt` (markdown or xml; the token estimate follows the format).
 
     An excerpt that would push the prompt over the budget is left out (and reported), never cut.
-    Secrets in the excerpts are listed, and left out of `Prompt.redacted`.
+    One that overlaps an excerpt taken already (neighbouring chunks of a note share ~20 words) is
+    joined to it, so no words are pasted twice; it does not count towards `k`. Secrets in the
+    excerpts are listed, and left out of `Prompt.redacted`.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown prompt format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -171,6 +202,16 @@ def build_prompt(
     opening, closing = ("<excerpts>", "</excerpts>") if fmt == "xml" else ("Excerpts:", "")
     used = estimate_tokens(f"{instructions}\n\n{opening}\n\n{closing}\n\nQuestion: {question}\n")
     for ex in excerpts:
+        at, joined = next(((i, j) for i, c in enumerate(chosen) if (j := c.joined(ex)) is not None), (-1, None))
+        if joined is not None:
+            cost = estimate_tokens(format_excerpt(at + 1, joined, fmt)) - estimate_tokens(
+                format_excerpt(at + 1, chosen[at], fmt)
+            )
+            if budget_tokens is not None and used + cost > budget_tokens:
+                dropped.append(ex)
+            else:
+                chosen[at], used = joined, used + cost
+            continue
         if k is not None and len(chosen) >= k:
             break
         cost = estimate_tokens(format_excerpt(len(chosen) + 1, ex, fmt))

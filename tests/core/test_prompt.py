@@ -47,6 +47,39 @@ def test_k_and_budget() -> None:
     assert budgeted.tokens <= full - 10
 
 
+def test_overlapping_chunks_of_a_note_become_one_excerpt(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Neighbouring chunks share ~20 words: pasted as two excerpts, those words would be in the prompt
+    twice. They become one excerpt, the note's text from the first's start to the later end, at the
+    better rank, and it counts once towards k."""
+    from ragdesk.core.build import build_index
+
+    from ..conftest import write_notes
+
+    words = [f"w{i:03d}" for i in range(200)]
+    folder = write_notes(tmp_path / "n", {"long.md": " ".join(words), "other.md": "w050 elsewhere"})
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    a, b = (lib.chunk(c) for c in list(lib.chunks_of_note(lib.note_index("long.md")))[:2])
+    assert a.start < b.start < a.end  # they overlap
+    hits = lib.search("w050 w070 w120", k=10).hits
+    by_id = {h.chunk_id: h for h in hits}
+    first, second = (by_id[c] for c in list(lib.chunks_of_note(lib.note_index("long.md")))[:2])
+    other = next(h for h in hits if h.path == "other.md")
+    p = build_prompt("q", [Excerpt.of(h) for h in (second, other, first)], k=2)
+    assert [e.path for e in p.excerpts] == ["long.md", "other.md"]
+    joined = p.excerpts[0]
+    note_text = (folder / "long.md").read_text(encoding="utf-8")
+    assert joined.text == note_text[a.start : b.end] and joined.span == (a.start, b.end)
+    assert (joined.start_line, joined.end_line, joined.rank) == (a.start_line, b.end_line, second.rank)
+    assert p.text.count("w070") == 1 and p.tokens == estimate_tokens(p.text)
+    apart = Excerpt.of(first).joined(Excerpt.of(other))
+    assert apart is None  # another note
+    far = Excerpt("long.md", "", 1, 1, "x", span=(b.end + 5, b.end + 6))
+    assert Excerpt.of(first).joined(far) is None  # the same note, not touching
+    alone = build_prompt("q", [Excerpt.of(first)]).tokens
+    budget = build_prompt("q", [Excerpt.of(first), Excerpt.of(second)], budget_tokens=alone + 5)
+    assert [e.span for e in budget.excerpts] == [tuple(first.span)] and budget.dropped_for_budget  # no room to join
+
+
 def test_lost_in_the_middle_order() -> None:
     exs = [_ex(i) for i in range(1, 6)]
     assert [e.rank for e in order_excerpts(exs, "ends")] == [1, 3, 5, 4, 2]
