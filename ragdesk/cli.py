@@ -644,6 +644,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
                         for i, e in enumerate(prompt.excerpts, start=1)
                     ],
                     "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
+                    "joined": prompt.joined,
                     "flagged": [{"n": n, "reasons": sorted({f.reason for f in fs})} for n, fs in prompt.flagged],
                 },
                 ensure_ascii=False,

@@ -142,6 +142,8 @@ def prompt_info_text(prompt: Prompt, secrets_allowed: bool) -> str:
     info = f"{prompt.summary()} ({prompt.estimator})"
     if prompt.dropped_for_budget:
         info += f" · {len(prompt.dropped_for_budget)} excerpt(s) left out to fit the budget"
+    if prompt.joined:
+        info += f" · {prompt.joined} result(s) joined to the overlapping excerpt of their note"
     for n, findings in prompt.flagged:
         info += f" · ⚠ [{n}] has instruction-like text ({findings[0].reason}); it is quoted as data"
     if prompt.secrets:

@@ -138,6 +138,7 @@ class Prompt:
     secrets: list[tuple[int, Secret]] = field(default_factory=list)  # (excerpt number, secret; line in the excerpt)
     redacted: str = ""  # `text` with every secret replaced by [REDACTED kind]: what is copied unless allowed
     format: str = "markdown"
+    joined: int = 0  # results joined to an overlapping excerpt of their note (see Excerpt.joined)
 
     def summary(self) -> str:
         return f"{len(self.excerpts)} excerpt{'s' if len(self.excerpts) != 1 else ''}, {self.tokens} tokens"
@@ -199,6 +200,7 @@ def build_prompt(
         raise ValueError(f"unknown prompt format {fmt!r}; choose one of {', '.join(FORMATS)}")
     chosen: list[Excerpt] = []
     dropped: list[Excerpt] = []
+    joins = 0
     opening, closing = ("<excerpts>", "</excerpts>") if fmt == "xml" else ("Excerpts:", "")
     used = estimate_tokens(f"{instructions}\n\n{opening}\n\n{closing}\n\nQuestion: {question}\n")
     for ex in excerpts:
@@ -210,7 +212,7 @@ def build_prompt(
             if budget_tokens is not None and used + cost > budget_tokens:
                 dropped.append(ex)
             else:
-                chosen[at], used = joined, used + cost
+                chosen[at], used, joins = joined, used + cost, joins + 1
             continue
         if k is not None and len(chosen) >= k:
             break
@@ -244,4 +246,5 @@ def build_prompt(
     tail = ([closing] if closing else []) + [f"Question: {question.strip()}"]
     text = "\n\n".join(parts + tail) + "\n"
     redacted = "\n\n".join(clean + tail) + "\n"
-    return Prompt(text, ordered, estimate_tokens(text), dropped, flagged, secrets=found, redacted=redacted, format=fmt)
+    tokens = estimate_tokens(text)
+    return Prompt(text, ordered, tokens, dropped, flagged, secrets=found, redacted=redacted, format=fmt, joined=joins)

@@ -70,7 +70,7 @@ def test_overlapping_chunks_of_a_note_become_one_excerpt(tmp_path) -> None:  # t
     note_text = (folder / "long.md").read_text(encoding="utf-8")
     assert joined.text == note_text[a.start : b.end] and joined.span == (a.start, b.end)
     assert (joined.start_line, joined.end_line, joined.rank) == (a.start_line, b.end_line, second.rank)
-    assert p.text.count("w070") == 1 and p.tokens == estimate_tokens(p.text)
+    assert p.text.count("w070") == 1 and p.tokens == estimate_tokens(p.text) and p.joined == 1
     apart = Excerpt.of(first).joined(Excerpt.of(other))
     assert apart is None  # another note
     far = Excerpt("long.md", "", 1, 1, "x", span=(b.end + 5, b.end + 6))
