@@ -115,3 +115,16 @@ def test_instruction_templates_are_saved_and_used(window: MainWindow, qtbot) -> 
     again._on_template_activated(again.template_combo.findData("Default"))
     assert again.editor.toPlainText().startswith("Answer the question using only")
     assert again.template_combo.findData("Czech") > 0
+
+
+def test_overlapping_results_of_a_note_are_pasted_once(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Two neighbouring chunks of one note, both ticked: one excerpt in the clipboard, and the line
+    under the preview says why there are fewer excerpts than ticked results."""
+    words = " ".join(f"w{i:03d}" for i in range(200))
+    w = open_window(make_window, qtbot, write_notes(tmp_path / "n", {"long.md": words}))
+    result = search(qtbot, w, "w050 w070")
+    n = len(result.hits)
+    assert n >= 2 and {h.path for h in result.hits} == {"long.md"}  # its neighbouring chunks
+    assert w.prompt_info.text().startswith("1 excerpt, ")
+    assert f" · {n - 1} result(s) joined to the overlapping excerpt of their note" in w.prompt_info.text()
+    assert w.prompt_preview.toPlainText().count("w071") == 1  # in the overlap of two chunks: pasted once
