@@ -168,6 +168,24 @@ def format_excerpt(number: int, excerpt: Excerpt, fmt: str = "markdown", text: s
     return header + "\n" + "\n".join(("> " + line).rstrip() for line in lines)
 
 
+def _absorbed(chosen: list[Excerpt], ex: Excerpt) -> list[Excerpt] | None:
+    """`chosen` with `ex` joined to the excerpt of its note it overlaps, and then any other that the
+    joined one overlaps (chunks 1 and 3 taken, then 2); None when `ex` overlaps none."""
+    at = next((i for i, c in enumerate(chosen) if c.joined(ex) is not None), None)
+    if at is None:
+        return None
+    out = list(chosen)
+    grown: Excerpt | None = out[at].joined(ex)
+    while grown is not None:
+        out[at] = grown
+        other = next((i for i, c in enumerate(out) if i != at and grown.joined(c) is not None), None)
+        if other is None:
+            break
+        grown = grown.joined(out.pop(other))
+        at -= other < at
+    return out
+
+
 def order_excerpts(excerpts: list[Excerpt], order: str) -> list[Excerpt]:
     """`rank`: as ranked. `ends`: best first and last, weakest in the middle ("lost in the middle")."""
     if order not in ORDERS:
@@ -202,17 +220,17 @@ def build_prompt(
     dropped: list[Excerpt] = []
     joins = 0
     opening, closing = ("<excerpts>", "</excerpts>") if fmt == "xml" else ("Excerpts:", "")
-    used = estimate_tokens(f"{instructions}\n\n{opening}\n\n{closing}\n\nQuestion: {question}\n")
+    frame = estimate_tokens(f"{instructions}\n\n{opening}\n\n{closing}\n\nQuestion: {question}\n")
+    used = frame
     for ex in excerpts:
-        at, joined = next(((i, j) for i, c in enumerate(chosen) if (j := c.joined(ex)) is not None), (-1, None))
-        if joined is not None:
-            cost = estimate_tokens(format_excerpt(at + 1, joined, fmt)) - estimate_tokens(
-                format_excerpt(at + 1, chosen[at], fmt)
-            )
-            if budget_tokens is not None and used + cost > budget_tokens:
+        merged = _absorbed(chosen, ex)
+        if merged is not None:
+            cost = frame + sum(estimate_tokens(format_excerpt(i, e, fmt)) for i, e in enumerate(merged, start=1))
+            if budget_tokens is not None and cost > budget_tokens:
                 dropped.append(ex)
             else:
-                chosen[at], used, joins = joined, used + cost, joins + 1
+                joins += len(chosen) + 1 - len(merged)
+                chosen, used = merged, cost
             continue
         if k is not None and len(chosen) >= k:
             break

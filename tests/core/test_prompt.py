@@ -80,6 +80,21 @@ def test_overlapping_chunks_of_a_note_become_one_excerpt(tmp_path) -> None:  # t
     assert [e.span for e in budget.excerpts] == [tuple(first.span)] and budget.dropped_for_budget  # no room to join
 
 
+def test_a_chunk_between_two_taken_joins_all_three() -> None:
+    """Chunks 1 and 3 of a note taken apart, then chunk 2, which overlaps both: one excerpt, no words
+    twice (joining 2 to 1 alone would leave 1+2 overlapping 3)."""
+    text = " ".join(f"w{i:03d}" for i in range(30))  # 30 words of 5 characters: word i at 5i
+    one, two, three = ((0, 50), (40, 100), (90, 149))
+
+    def chunk(span: tuple[int, int], rank: int) -> Excerpt:
+        return Excerpt("n.md", "", 1 + span[0] // 50, 1 + span[1] // 50, text[span[0] : span[1]], rank, span=span)
+
+    other = Excerpt("m.md", "", 1, 1, "elsewhere", 3)
+    p = build_prompt("q", [chunk(one, 1), chunk(three, 2), other, chunk(two, 4)], k=3)
+    assert [(e.path, e.text, e.rank) for e in p.excerpts] == [("n.md", text, 1), ("m.md", "elsewhere", 3)]
+    assert p.joined == 2 and p.tokens == estimate_tokens(p.text)
+
+
 def test_lost_in_the_middle_order() -> None:
     exs = [_ex(i) for i in range(1, 6)]
     assert [e.rank for e in order_excerpts(exs, "ends")] == [1, 3, 5, 4, 2]
