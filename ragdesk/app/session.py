@@ -244,13 +244,16 @@ class Session(QObject):
         self.meaning_indexed.emit(msg)
 
     def _on_build_failed(self, error: Exception) -> None:
-        embedding = self.embedding
+        embedding, check = self.embedding, self._running is not None and self._running.quiet
         if self._finish():
-            return  # a newer build of the open folder started
+            return  # a newer build of the open folder started (or the check of a failed refresh, soon)
         if embedding:
             self.status.emit(
                 f"The meaning index could not be computed: {describe(error)}. BM25 search works.", ERROR_MS
             )
+            return
+        if check:  # the refresh before it failed and said so; a second warning would tell nothing new
+            self.status.emit(f"Checking the notes folder for changes failed: {describe(error)}.{KEPT}", ERROR_MS)
             return
         kept = KEPT if self.library is not None else ""
         self.build_ended.emit("failed", f"Indexing failed: {describe(error)}.{kept}")

@@ -247,3 +247,18 @@ def test_what_the_check_finds_gets_its_meaning_index_next(  # type: ignore[no-un
     qtbot.waitUntil(lambda: len(requests) == 3 and not window.engine.building, timeout=30000)
     asked = [(r.changed is not None, r.quiet, r.embedder) for r in requests]
     assert asked == [(True, False, spec), (False, True, None), (False, False, spec)]
+
+
+def test_a_failed_save_refresh_is_tried_again_by_the_check_and_warned_of_once(  # type: ignore[no-untyped-def]
+    window: MainWindow, qtbot, notes: Path, monkeypatch
+) -> None:
+    qtbot.waitUntil(lambda: window.watcher.ready, timeout=10000)
+    monkeypatch.setattr(workers, "build_job", die)
+    requests = watched_builds(window, monkeypatch)
+    states: list[str] = []
+    window.build_state_changed.connect(states.append)
+    (notes / "git.md").write_text("# Git\n\nzyxwvut, a saved edit\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: len(requests) == 2 and not window.engine.building, timeout=30000)
+    assert [(r.changed is not None, r.quiet) for r in requests] == [(True, False), (False, True)]
+    assert states == ["building", "failed"]  # one warning, for the save's refresh
+    assert window.statusBar().currentMessage().startswith("Checking the notes folder for changes failed: ")
