@@ -171,19 +171,19 @@ def format_excerpt(number: int, excerpt: Excerpt, fmt: str = "markdown", text: s
 def _absorbed(chosen: list[Excerpt], ex: Excerpt) -> list[Excerpt] | None:
     """`chosen` with `ex` joined to the excerpt of its note it overlaps, and then any other that the
     joined one overlaps (chunks 1 and 3 taken, then 2); None when `ex` overlaps none."""
-    at = next((i for i, c in enumerate(chosen) if c.joined(ex) is not None), None)
-    if at is None:
+    found = next(((i, j) for i, c in enumerate(chosen) if (j := c.joined(ex)) is not None), None)
+    if found is None:
         return None
+    at, grown = found
     out = list(chosen)
-    grown: Excerpt | None = out[at].joined(ex)
-    while grown is not None:
+    while True:
         out[at] = grown
-        other = next((i for i, c in enumerate(out) if i != at and grown.joined(c) is not None), None)
-        if other is None:
-            break
-        grown = grown.joined(out.pop(other))
+        found = next(((i, j) for i, c in enumerate(out) if i != at and (j := grown.joined(c)) is not None), None)
+        if found is None:
+            return out
+        other, grown = found
+        del out[other]
         at -= other < at
-    return out
 
 
 def order_excerpts(excerpts: list[Excerpt], order: str) -> list[Excerpt]:
