@@ -20,7 +20,7 @@ import numpy as np
 
 from .loader import LoadOptions, Skipped
 from .reader import IndexReader
-from .walk import SKIP_DIRS, Walk, _Filter, _Inside, _load_ignore_spec
+from .walk import NoteFilter, Walk, never_entered, note_filter
 
 
 def rewalk(
@@ -30,16 +30,15 @@ def rewalk(
     watcher reports them) may differ from `previous`'s; None when a whole walk is needed."""
     root_path = Path(root)
     prefix = os.path.join(str(root_path), "")
-    exts = tuple(e.lower() for e in options.extensions)
-    spec = _load_ignore_spec(root_path, options)
-    check = _Filter(exts, spec, options.max_bytes, None if options.follow_outside_links else _Inside(root_path))
+    check = note_filter(root_path, options)
+    spec = check.spec
     paths, sizes, mtimes, skipped = _last_walk(previous)
     for path in sorted(set(changed)):
         if not path.startswith(prefix):
             return None  # spelled another way than the folder (a link in its path, say): walk it all
         rel = path[len(prefix) :].replace(os.sep, "/")
         parts = rel.split("/")
-        if any(p.startswith(".") or p in SKIP_DIRS for p in parts) or not parts[-1].lower().endswith(exts):
+        if any(map(never_entered, parts)) or not parts[-1].lower().endswith(check.exts):
             continue  # never walked into, or not a note's name: a whole walk would not see it either
         if any(spec is not None and spec.match_file("/".join(parts[: i + 1]) + "/") for i in range(len(parts) - 1)):
             continue  # under an ignored folder
@@ -97,7 +96,7 @@ def _under_link(root: Path, parts: list[str]) -> bool:
     return False
 
 
-def _stat(path: str, rel: str, check: _Filter) -> Skipped | tuple[int, int] | None:
+def _stat(path: str, rel: str, check: NoteFilter) -> Skipped | tuple[int, int] | None:
     """The file as a whole walk would find it: (size, mtime) of a note, a Skipped (reason "" when
     it is ignored or gone, not reported), or None when it is a link or a folder."""
     try:

@@ -42,6 +42,18 @@ def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | N
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
+def note_filter(root: Path, options: LoadOptions) -> NoteFilter:
+    """Which files under `root` are notes to read, by `options` and the folder's .ragdeskignore."""
+    spec = _load_ignore_spec(root, options)
+    inside = None if options.follow_outside_links else _Inside(root)
+    return NoteFilter(tuple(e.lower() for e in options.extensions), spec, options.max_bytes, inside)
+
+
+def never_entered(name: str) -> bool:
+    """A name a walk never looks into or at: hidden (.git, .obsidian) or a tool's folder."""
+    return name.startswith(".") or name in SKIP_DIRS
+
+
 def walk_folder(root: str | os.PathLike[str], options: LoadOptions | None = None) -> Walk:
     """Find note files under `root` without following links back into the walk.
 
@@ -55,16 +67,12 @@ def walk_folder(root: str | os.PathLike[str], options: LoadOptions | None = None
     root_path = Path(root)
     if not root_path.is_dir():
         raise FileNotFoundError(f"notes folder not found: {root}")
-    exts = tuple(e.lower() for e in options.extensions)
-    spec = _load_ignore_spec(root_path, options)
-    inside = None if options.follow_outside_links else _Inside(root_path)
+    check = note_filter(root_path, options)
     prefix = os.path.join(str(root_path), "")
     with _collector_paused():
-        if kernels.has_walk():
-            stats, skipped = _walk_compiled(root_path, exts, spec, inside)
-        else:
-            stats, skipped = _walk_python(root_path, exts, spec, inside)
-        return _kept(stats, skipped, prefix, _Filter(exts, spec, options.max_bytes, inside))
+        walk = _walk_compiled if kernels.has_walk() else _walk_python
+        stats, skipped = walk(root_path, check.exts, check.spec, check.inside)
+        return _kept(stats, skipped, prefix, check)
 
 
 def walk_notes(
@@ -130,7 +138,7 @@ def _collector_paused() -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class _Filter:
+class NoteFilter:
     """Which walked files are notes to read: the rest are ignored or skipped with a reason."""
 
     exts: tuple[str, ...]
@@ -155,7 +163,7 @@ class _Filter:
         return None
 
 
-def _kept(stats: _Stats, skipped: list[Skipped], prefix: str, check: _Filter) -> Walk:
+def _kept(stats: _Stats, skipped: list[Skipped], prefix: str, check: NoteFilter) -> Walk:
     """The notes to read, in path order, and why the others are skipped (also in path order). The
     common file (regular, not a link, within the size limit) is told apart in numpy; only the others
     and, with ignore patterns, every file, go through `check` one at a time."""
@@ -225,7 +233,7 @@ def _walk_python(
         folders: list[os.DirEntry[str]] = []
         for entry in entries:
             name = entry.name
-            if name.startswith(".") or name in SKIP_DIRS:
+            if name.startswith(".") or name in SKIP_DIRS:  # never_entered, inline: once per entry
                 continue
             try:
                 is_dir = entry.is_dir()  # follows links; no system call unless it is one
