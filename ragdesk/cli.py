@@ -257,16 +257,25 @@ def _params(args: argparse.Namespace, k: int | None = None) -> Any:
     return SearchParams(_analyzer(args), args.k1, args.b, k, args.mode, args.fusion, args.group)
 
 
-def _embedder(args: argparse.Namespace, lib: Any) -> Any:
+def _embedder(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
     """Resolve --mode for this index (auto: hybrid once its meaning index is complete, else BM25;
     `args.mode` becomes the mode that runs, `args.mode_reason` says why) and load the embedding
-    model it needs (a clear error when dense or hybrid was asked for and it is not installed)."""
-    from .core.dense import AUTO, DenseUnavailable, choose_mode, load_embedder
+    model it needs (a clear error when dense or hybrid was asked for and it is not installed).
+    Dense or hybrid asked for while the meaning index is unfinished (`ragdesk index` or the window
+    may be computing it for hours) search the chunks embedded so far, as the window does
+    (`args.partial`); `partial=False` (eval: a measurement) computes the rest first."""
+    from .core.dense import AUTO, DenseUnavailable, choose_mode, embedder_name, load_embedder
 
     asked = args.mode
     args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
-    if asked == AUTO and args.mode == "bm25" and _catch_up(lib, args.embedder):
-        args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
+    args.partial = False
+    if args.mode != "bm25" or asked == AUTO:
+        complete = lib.has_dense(embedder_name(args.embedder)) or _catch_up(lib, args.embedder)
+        if asked == AUTO and complete:
+            args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
+        elif asked != AUTO and not complete and partial and lib.dense_progress(embedder_name(args.embedder))[0]:
+            args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder, partial=True)
+            args.partial = True
     if args.mode == "bm25" and asked in ("bm25", AUTO):
         return None
     try:
@@ -535,7 +544,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     embedder = _embedder(args, lib)
     params = _params(args)
     if args.queries is None:
-        result = lib.search(args.query, params, explain=args.explain or args.json, embedder=embedder)
+        result = lib.search(
+            args.query, params, explain=args.explain or args.json, embedder=embedder, partial=args.partial
+        )
         result.mode_reason = args.mode_reason
         why = _why_not(lib, args, params, embedder) if args.why_not else None
         if args.json:
@@ -568,7 +579,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             if not isinstance(query, str):
                 raise ValueError(f"query must be a string, not {type(query).__name__}")
             query.encode("utf-8")  # a lone surrogate (\ud800) is not text
-            out = lib.search(query, params, explain=args.explain, embedder=embedder)
+            out = lib.search(query, params, explain=args.explain, embedder=embedder, partial=args.partial)
             out.mode_reason = args.mode_reason
             print(json.dumps({"id": qid, **out.to_json(args.explain)}, ensure_ascii=False))
         except (ValueError, UnicodeEncodeError) as exc:
@@ -591,7 +602,7 @@ def _why_not(lib: Any, args: argparse.Namespace, params: Any, embedder: Any) -> 
         except ValueError:
             raise CliError(f"--why-not {args.why_not}: not inside {folder}") from None
     try:
-        return why_not(lib, args.query, path, params, embedder)
+        return why_not(lib, args.query, path, params, embedder, args.partial)
     except NotIndexed as exc:
         raise CliError(str(exc)) from exc
 
@@ -621,7 +632,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         raise CliError("--budget-tokens must be at least 1")
     lib = _library(args, refresh=not args.no_refresh)
     embedder = _embedder(args, lib)
-    result = lib.search(args.question, _params(args, k=args.k * 3), explain=False, embedder=embedder)
+    params = _params(args, k=args.k * 3)
+    result = lib.search(args.question, params, explain=False, embedder=embedder, partial=args.partial)
     excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(
         args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order, fmt=args.format
@@ -700,7 +712,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except (OSError, ev.QuestionsError) as exc:
             raise CliError(f"cannot read BEIR folder {target}: {exc}") from exc
         lib = _library(args, refresh=not args.no_refresh)
-        embedder = _embedder(args, lib)
+        embedder = _embedder(args, lib, partial=False)
         configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
         for cfg in configs:
             m = ev.evaluate_beir(
@@ -720,7 +732,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _print_rows(rows, args.json, f"{args.budget_words}-word context budget")
     if args.sweep == "params":
         return _print_rows(ev.param_grid(lib, questions, analyzer), args.json, "MRR over k1 x b")
-    embedder = _embedder(args, lib)
+    embedder = _embedder(args, lib, partial=False)
     if args.sweep == "analyzers":
         rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
         return _print_rows(rows, args.json, f"{len(questions)} questions")

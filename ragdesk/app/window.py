@@ -320,9 +320,11 @@ class MainWindow(QMainWindow):
         library = self.library
         wanted = mode in ("dense", "hybrid") and not self.session.embedding
         if wanted and library is not None and not library.has_dense(embedder_name(self.settings.embedder)):
-            self.statusBar().showMessage("Computing the meaning index (once per folder; BM25 results meanwhile)…")
-            self.refresh()  # the build process embeds the chunks; results follow when it is done
-            return
+            self.refresh()  # the build process embeds the chunks (said after its "Indexing…")
+            self.statusBar().showMessage(
+                "Computing the meaning index (once per folder, newest notes first); until it is complete, "
+                f"{mode} search covers the chunks embedded so far"
+            )
         self.run_search()
 
     def run_search(self) -> None:

@@ -312,13 +312,11 @@ class SearchWorker(QObject):
         return self._embedders[spec]
 
     def _mode(self, request: SearchRequest, lib: IndexReader) -> tuple[str, str, Embedder | None]:
-        """The mode the request runs in, why, and its embedder: BM25 until the build process has
-        computed the meaning index (never in the window's process)."""
-        mode, why = choose_mode(lib, AUTO if request.mode != "bm25" else "bm25", request.embedder)
-        if mode == "bm25":
-            return mode, why, None
-        mode = request.mode if request.mode != AUTO else mode
-        return mode, why if request.mode == AUTO else f"{mode} was asked for", self._embedder(request.embedder)
+        """The mode the request runs in, why, and its embedder. The meaning index is computed by the
+        build process, never in the window's: auto is BM25 until it is complete; dense and hybrid,
+        asked for, search the chunks embedded so far."""
+        mode, why = choose_mode(lib, request.mode, request.embedder, partial=True)
+        return mode, why, None if mode == "bm25" else self._embedder(request.embedder)
 
     @Slot(object)
     def set_library(self, library: IndexReader) -> None:
@@ -332,7 +330,7 @@ class SearchWorker(QObject):
         try:
             lib.warm(request.analyzer, apart=True)  # another analyzer's index: derived apart, not under the GIL
             mode, why, embedder = self._mode(request, lib)
-            result = lib.search(request.query, request.params, mode=mode, embedder=embedder)
+            result = lib.search(request.query, request.params, mode=mode, embedder=embedder, partial=True)
             result.mode_reason = why
             if request.mode not in (mode, AUTO) and result.reason is None:
                 result.reason = f"{why}: BM25 results shown instead of {request.mode}"
@@ -361,7 +359,7 @@ class SearchWorker(QObject):
             return
         try:
             mode, _why, embedder = self._mode(request, self.library)
-            why = why_not(self.library, request.query, path, replace(request.params, mode=mode), embedder)
+            why = why_not(self.library, request.query, path, replace(request.params, mode=mode), embedder, True)
         except (NotIndexed, IndexDamaged, DenseUnavailable) as exc:
             self.why_not_failed.emit(str(exc))
             return

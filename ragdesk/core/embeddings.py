@@ -122,7 +122,18 @@ class Plan:
 
     @property
     def todo(self) -> np.ndarray:
-        return np.flatnonzero(~self.done)
+        """The chunks left, newest notes first (by modification time; ties in chunk order): hours
+        into a large folder's meaning index, what a person wrote lately is what is searchable."""
+        ids = np.flatnonzero(~self.done)
+        mtimes = np.asarray(self.segment.note_mtime, np.int64)[np.asarray(self.segment.chunk_note)[ids]]
+        return ids[np.argsort(-mtimes, kind="stable")]
+
+    @property
+    def newest(self) -> int:
+        """The modification time (ns) of the newest note left to embed (plans go newest first)."""
+        ids = np.flatnonzero(~self.done)
+        mtimes = np.asarray(self.segment.note_mtime, np.int64)[np.asarray(self.segment.chunk_note)[ids]]
+        return int(mtimes.max(initial=np.iinfo(np.int64).min))
 
     def _create(self, dim: int) -> None:
         path = _partial_paths(self.segment, self.name)[0]
@@ -190,12 +201,14 @@ def embed_plans(
     cancelled: Cancelled | None = None,
     batch: int | None = None,
 ) -> list[np.ndarray]:
-    """Embed what each plan lacks, `batch` chunks at a time (the embedder's own size by default),
-    reporting chunks done of chunks to do over all plans; EmbeddingCancelled between batches."""
+    """Embed what each plan lacks, `batch` chunks at a time (the embedder's own size by default), the
+    plan with the newest note first and newest notes first within each (see Plan.todo), reporting
+    chunks done of chunks to do over all plans; EmbeddingCancelled between batches. The finished
+    rows come back in the order of `plans`."""
     size = batch or embedder.batch
-    total = sum(len(p.todo) for p in plans)
+    total = sum(int(np.count_nonzero(~p.done)) for p in plans)
     done = 0
-    for plan in plans:
+    for plan in sorted(plans, key=lambda p: -p.newest):  # a refresh's delta holds the latest edits
         ids = plan.todo
         for start in range(0, len(ids), size):
             if cancelled is not None and cancelled():

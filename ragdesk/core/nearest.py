@@ -54,12 +54,17 @@ def exhaustive_top_k(rows: np.ndarray, query: np.ndarray, k: int) -> tuple[np.nd
 
 
 class NearestRows:
-    """A meaning index's rows (float16, usually memory-mapped) with their int8 codes, for exact top k."""
+    """A meaning index's rows (float16, usually memory-mapped) with their int8 codes, for exact top k.
+    `written`: of an unfinished meaning index, which rows hold an embedding (the others are zeros and
+    are never returned)."""
 
-    def __init__(self, rows: np.ndarray) -> None:
+    def __init__(self, rows: np.ndarray, written: np.ndarray | None = None) -> None:
         self.rows = rows
+        self.written = None if written is None or written.all() else np.asarray(written, bool)
         n, dim = rows.shape
-        if _compiled_for(rows) and n and dim:
+        if self.written is not None and not self.written.any():  # nothing to quantize or return
+            self.codes, self.step, self.widest, self.residual = np.zeros((n, 0), np.int8), np.zeros(0), 0, 0.0
+        elif _compiled_for(rows) and n and dim:
             codes, step, self.widest, self.residual = kernels.RANKING.near_quantize(rows, dim, CODE_LEVELS)
             self.codes = np.frombuffer(codes, np.int8).reshape(n, dim)
             self.step = np.frombuffer(step, np.float64)
@@ -71,10 +76,14 @@ class NearestRows:
     def top_k(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(ids, cosines) of the k rows nearest `query`, best first, ties by id: exactly the
         exhaustive ranking's."""
-        k = min(k, len(self.rows))
+        k = min(k, len(self.rows) if self.written is None else int(self.written.sum()))
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0)
         ids = self.candidates(query, k)
+        if self.written is not None and not self.written[ids].all():
+            # an empty row came within reach of the k-th best: the bound was set among every row, so
+            # score the written ones exactly (with e5's cosines, all well above 0, this is rare)
+            ids = np.flatnonzero(self.written)
         return best_first(ids, exact_cosines(self.rows, query, ids), k)
 
     def candidates(self, query: np.ndarray, k: int) -> np.ndarray:
@@ -121,10 +130,13 @@ class SegmentedNearest:
     each segment's own top k, widened by its chunks a refresh replaced, then merged. Exact because
     a row's cosine is the same float in any segment and each segment keeps its chunks' order."""
 
-    def __init__(self, parts: list[NearestRows], remaps: tuple[np.ndarray, ...]) -> None:
+    def __init__(
+        self, parts: list[NearestRows], remaps: tuple[np.ndarray, ...], written: np.ndarray | None = None
+    ) -> None:
         self.parts = parts
         self.remaps = [np.asarray(r) for r in remaps]
         self.gone = [int(np.count_nonzero(r < 0)) for r in self.remaps]  # replaced chunks per segment
+        self.written = written  # of an unfinished meaning index, by merged chunk id; None: every chunk
 
     def top_k(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(merged ids, cosines) of the k chunks nearest `query`, best first, ties by id."""

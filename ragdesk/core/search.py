@@ -38,7 +38,7 @@ class Searching:
     def chunk(self, chunk_id: int) -> Chunk:
         raise NotImplementedError
 
-    def nearest(self, embedder: Embedder) -> SegmentedNearest:
+    def nearest(self, embedder: Embedder, partial: bool = False) -> SegmentedNearest:
         raise NotImplementedError
 
     @property
@@ -64,13 +64,15 @@ class Searching:
         *,
         explain: bool = True,
         embedder: Embedder | None = None,
+        partial: bool = False,
         **changes: Any,
     ) -> SearchResult:
         """Rank chunks for `query`; never raises on odd queries, says why a result is empty instead.
 
         `params` (changed by any SearchParams field given as a keyword): "dense" mode ranks by cosine
         similarity of embeddings, "hybrid" fuses the BM25 and dense rankings by reciprocal rank
-        fusion; both need an `embedder` (see core.dense).
+        fusion; both need an `embedder` (see core.dense). `partial`: while the meaning index is
+        unfinished, the dense ranking covers the chunks embedded so far (none computed here).
         """
         p = params or SearchParams()
         if changes:
@@ -95,7 +97,7 @@ class Searching:
         if p.mode != "bm25" and embedder is not None:
             fusion = FUSIONS[p.fusion]
             bm25 = list(zip(docs.tolist(), scores.tolist()))
-            ranked = self._dense_ranking(query, embedder, bm25, p.mode, p.k, fusion)
+            ranked = self._dense_ranking(query, embedder, bm25, p.mode, p.k, fusion, partial)
             grouped = p.group if p.group is not None else fusion.group_notes
             if grouped:
                 ranked, folded = self._group_by_note(ranked)
@@ -168,18 +170,21 @@ class Searching:
         mode: str,
         k: int,
         fusion: FusionConfig,
+        partial: bool = False,
     ) -> list[tuple[int, float, Fusion | None]]:
         """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
         if not query.strip():
             return []
-        ids, cosines = self.nearest(embedder).top_k(embedder.embed_query(query), max(k, FUSION_DEPTH))
+        nearest = self.nearest(embedder, partial)
+        ids, cosines = nearest.top_k(embedder.embed_query(query), max(k, FUSION_DEPTH))
         dense = list(zip(ids.tolist(), cosines.tolist()))
         if mode == "dense":
             bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
             return [
                 (doc, cos, Fusion(*bm25_rank.get(doc, (None, None)), i + 1, cos)) for i, (doc, cos) in enumerate(dense)
             ]
-        fused = rrf_fuse(bm25, dense, 2 * max(k, FUSION_DEPTH), fusion.c, fusion.dense_weight)
+        pending = ~nearest.written if nearest.written is not None else None
+        fused = rrf_fuse(bm25, dense, 2 * max(k, FUSION_DEPTH), fusion.c, fusion.dense_weight, pending)
         return [(doc, f.score, f) for doc, f in fused]
 
     def rank_of(

@@ -64,9 +64,10 @@ def why_not(
     path: str,
     params: SearchParams | None = None,
     embedder: Embedder | None = None,
+    partial: bool = False,
 ) -> WhyNot:
     """Explain where note `path` (relative to the folder) ranks for `query` and why not higher
-    (higher than the top `params.k`, in `params.mode`)."""
+    (higher than the top `params.k`, in `params.mode`; `partial`: as IndexReader.search)."""
     params = params or SearchParams()
     config, k1, b, k, mode = params.analyzer, params.k1, params.b, params.k, params.mode
     note = lib.note_index(path)
@@ -82,7 +83,8 @@ def why_not(
     scores = [sum(r.contribution for r in rs) for rs in rows]
     best = max(range(len(chunks)), key=lambda i: (scores[i], -i))
     chunk, score = chunks[best], scores[best]
-    result = lib.search(query, replace(params, k=max(k, FUSION_DEPTH if mode != "bm25" else k)), embedder=embedder)
+    depth = max(k, FUSION_DEPTH if mode != "bm25" else k)
+    result = lib.search(query, replace(params, k=depth), embedder=embedder, partial=partial)
     bm25_rank = lib.rank_of(query, chunk, config, k1, b) if score > 0 else None
     rank, dense_rank = bm25_rank, None
     if mode != "bm25":

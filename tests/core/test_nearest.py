@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -36,6 +38,35 @@ def test_top_k_is_the_exhaustive_ranking_compiled_and_in_numpy(seed: int) -> Non
             with kernels.python_only():
                 py_ids, py_cos = NearestRows(rows).top_k(query, k)
             assert py_ids.tolist() == want_ids.tolist() and py_cos.tolist() == want_cos.tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_unfinished_index_ranks_its_written_rows_as_if_they_were_all(seed: int) -> None:
+    """Rows not written yet (zeros) are never returned, and the written ones come in the exhaustive
+    ranking of the written rows alone: also when an empty row's 0 outscores written rows (random
+    rows have cosines below 0), or fewer rows are written than asked for."""
+    rng = np.random.default_rng(seed)
+    dim = int(rng.choice([7, 66, 384]))
+    if seed % 2:
+        rows = clustered(rng, int(rng.integers(50, 2000)), dim)
+    else:  # cosines on both sides of 0
+        rows = rng.standard_normal((900, dim))
+        rows = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float16)
+    written = rng.random(len(rows)) < rng.choice([0.02, 0.3, 0.9])
+    rows[~written] = 0.0
+    ids_of = np.flatnonzero(written)
+    for mode in ("compiled", "numpy"):
+        with kernels.python_only() if mode == "numpy" else contextlib.nullcontext():
+            index = NearestRows(rows, written)
+            for _ in range(4):
+                query = rng.standard_normal(dim).astype(np.float32)
+                query /= np.linalg.norm(query)
+                for k in (1, 10, 100, len(rows)):
+                    want_ids, want_cos = exhaustive_top_k(rows[written], query, k)
+                    ids, cos = index.top_k(query, k)
+                    assert ids.tolist() == ids_of[want_ids].tolist() and cos.tolist() == want_cos.tolist(), (mode, k)
+    nothing = NearestRows(np.zeros((5, 0), np.float16), np.zeros(5, bool))
+    assert nothing.top_k(np.ones(3, np.float32), 10)[0].tolist() == []
 
 
 @pytest.mark.parametrize("dim", [1, 2, 3, 5, 383, 384])
