@@ -162,5 +162,6 @@ def copied_text(prompt: Prompt | None, secrets_allowed: bool) -> str:
 
 
 def meaning_progress_text(msg: EmbeddingProgress) -> str:
-    """The status line while the meaning index is computed: chunks so far of all, and time left."""
-    return msg.line() + " (BM25 search works meanwhile)"
+    """The status line while the meaning index is computed: chunks so far of all, time left, and what
+    searching does meanwhile (see core.dense.choose_mode)."""
+    return msg.line() + " (newest notes first; BM25 meanwhile, or Hybrid over the chunks done)"

@@ -242,7 +242,11 @@ def choose_mode(
         done, total = lib.dense_progress(name)
         if not done:
             return "bm25", f"BM25 until the first chunks are embedded (0 of {total:,})"
-        rest = "the others rank by BM25 alone" if requested == "hybrid" else "the others are not searched"
+        rest = (
+            "the others count half their BM25 share for meaning"
+            if requested == "hybrid"
+            else "the others are not searched"
+        )
         so_far = f"{done:,} of {total:,} chunks embedded so far (newest notes first)"
         return requested, f"{requested} over the {so_far}; {rest}"
     if requested != AUTO:

@@ -380,7 +380,8 @@ def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, q
         window.mode_combo.setCurrentText("hybrid")
     partial = shown.args[0]
     assert partial.mode == "hybrid" and partial.mode_reason == (
-        f"hybrid over the 2 of {total} chunks embedded so far (newest notes first); the others rank by BM25 alone"
+        f"hybrid over the 2 of {total} chunks embedded so far (newest notes first); "
+        "the others count half their BM25 share for meaning"
     )
     dense_listed = {h.chunk_id for h in partial.hits if h.fusion.dense_rank is not None}
     assert dense_listed and dense_listed <= set(written.tolist())

@@ -11,17 +11,22 @@ folder's dense-e5-small-q4.npy) plus a little noise: how many rows the exact den
 (core.nearest) depends on how e5's vectors crowd together, which random ones do not show. The dense
 top k is also timed alone beside the float32 matrix product it replaced.
 
-    python tests/benchmarks/bench_hybrid.py [FOLDER] [--queries 200] [--vectors DENSE.npy]
+With --index-dir, FOLDER's own index there and its own meaning index are timed instead (complete,
+or unfinished: hybrid then ranks the chunks embedded so far, as the window does while it is computed).
+
+    python tests/benchmarks/bench_hybrid.py [FOLDER] [--queries 200] [--vectors DENSE.npy | --index-dir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +34,7 @@ from ragdesk.core import embeddings, store
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import FUSION_DEPTH, load_embedder
 from ragdesk.core.params import SearchParams
+from ragdesk.core.reader import IndexReader
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
@@ -44,38 +50,42 @@ def main() -> int:
     p.add_argument("folder", nargs="?", default=str(DATA / "til-notes"))
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--vectors", help="a real meaning index's .npy to draw the stand-in rows from")
+    p.add_argument("--index-dir", help="time FOLDER's own index and meaning index stored there")
     args = p.parse_args()
     real = np.load(args.vectors, mmap_mode="r") if args.vectors else None
     e5 = load_embedder("e5")
-    with tempfile.TemporaryDirectory() as tmp:
-        lib, _ = build_index(args.folder, tmp)
-        rng = np.random.default_rng(0)
-        for seg in lib.segments:  # unit rows, stored where the meaning index lives
-            if real is None:
-                rows = rng.standard_normal((seg.n_chunks, 384)).astype(np.float32)
-            else:
-                rows = real[rng.integers(len(real), size=seg.n_chunks)].astype(np.float32)
-                rows += rng.standard_normal(rows.shape).astype(np.float32) * 0.01
-            rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-            store.save_array(embeddings.stored_path(seg, e5.name), rows.astype(np.float16))
+    with contextlib.ExitStack() as stack:
+        if args.index_dir:
+            lib = IndexReader.open(args.folder, args.index_dir)
+        else:
+            lib, _ = build_index(args.folder, stack.enter_context(tempfile.TemporaryDirectory()))
+            stand_in(lib, e5.name, real)
+        done, total = lib.dense_progress(e5.name)
+        complete = lib.has_dense(e5.name)
+        hyb: dict[str, Any] = {"mode": "hybrid", "embedder": e5, "partial": True}
         titles = sorted({Path(path).stem.replace("-", " ").replace("_", " ") for path in lib.note_paths})
         queries = [t for t in titles if 2 <= len(t.split()) <= 6][: args.queries]
         params = SearchParams()
         first_bm25 = timed(lambda: lib.search(queries[0], params))  # maps (derives) the term indexes
-        first = timed(lambda: lib.search(queries[0], params, mode="hybrid", embedder=e5))  # maps and quantizes
+        first = timed(lambda: lib.search(queries[0], params, **hyb))  # maps and quantizes
         bm25 = [timed(lambda q=q: lib.search(q, params)) for q in queries]
         embed = [timed(lambda q=q: e5.embed_query(q)) for q in queries]  # uncached: the model runs
-        hybrid = [timed(lambda q=q: lib.search(q, params, mode="hybrid", embedder=e5)) for q in queries]  # cached
-        index = lib.nearest(e5)
+        hybrid = [timed(lambda q=q: lib.search(q, params, **hyb)) for q in queries]  # cached
+        index = lib.nearest(e5, partial=True)
         vectors = [e5.embed_query(q) for q in queries]
         top_k = [timed(lambda v=v: index.top_k(v, FUSION_DEPTH)) for v in vectors]
         scored = [sum(len(p.candidates(v, FUSION_DEPTH)) for p in index.parts) for v in vectors]
-        as_float32 = np.asarray(lib.dense_matrix(e5), np.float32)
-        product = [timed(lambda v=v: dense_product_top_k(as_float32, v, FUSION_DEPTH)) for v in vectors]
-        float32_mb = as_float32.nbytes / 2**20
-    source = f"rows drawn from {args.vectors}" if real is not None else "random unit vectors"
+        product: list[float] = []
+        if complete:
+            as_float32 = np.asarray(lib.dense_matrix(e5), np.float32)
+            product = [timed(lambda v=v: dense_product_top_k(as_float32, v, FUSION_DEPTH)) for v in vectors]
+            float32_mb = as_float32.nbytes / 2**20
+    if args.index_dir:
+        source = f"its own ({done:,} of {total:,} chunks embedded)"
+    else:
+        source = f"stand-in, rows drawn from {args.vectors}" if real is not None else "stand-in, random unit vectors"
     print(f"{args.folder}: {lib.n_chunks} chunks, {len(queries)} title queries, top 10 with explanations")
-    print(f"  meaning index stand-in: {source}")
+    print(f"  meaning index: {source}")
     print(f"  first BM25 search (term indexes) {first_bm25:.0f} ms, then first hybrid (quantizing) {first:.0f} ms")
 
     def line(label: str, ms: list[float]) -> str:
@@ -92,9 +102,23 @@ def main() -> int:
         f"    rows scored exactly: median {statistics.median(scored):.0f} of {lib.n_chunks}; "
         f"codes {index.nbytes / 2**20:.0f} MB in memory"
     )
-    print(line(f"dense top {FUSION_DEPTH}, float32 matrix product", product))
-    print(f"    float32 copy {float32_mb:.0f} MB in memory")
+    if product:
+        print(line(f"dense top {FUSION_DEPTH}, float32 matrix product", product))
+        print(f"    float32 copy {float32_mb:.0f} MB in memory")
     return 0
+
+
+def stand_in(lib: IndexReader, name: str, real: np.ndarray | None) -> None:
+    """Store unit rows as each segment's meaning index: random, or drawn from `real` plus noise."""
+    rng = np.random.default_rng(0)
+    for seg in lib.segments:
+        if real is None:
+            rows = rng.standard_normal((seg.n_chunks, 384)).astype(np.float32)
+        else:
+            rows = real[rng.integers(len(real), size=seg.n_chunks)].astype(np.float32)
+            rows += rng.standard_normal(rows.shape).astype(np.float32) * 0.01
+        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+        store.save_array(embeddings.stored_path(seg, name), rows.astype(np.float16))
 
 
 def dense_product_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:

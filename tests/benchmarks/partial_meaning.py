@@ -18,15 +18,16 @@ import numpy as np
 
 from ragdesk.core import dense as dense_mod
 from ragdesk.core import evaluate as ev
-from ragdesk.core.dense import FUSIONS, load_embedder, rrf_fuse
+from ragdesk.core.dense import FUSION_DEPTH, FUSIONS, load_embedder, rrf_fuse
 from ragdesk.core.nearest import NearestRows
 from ragdesk.core.params import SearchParams
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tune_defaults import QUESTIONS, SETS  # noqa: E402
-from tune_fusion import DEPTH, open_set  # noqa: E402
+from tune_fusion import open_set  # noqa: E402
 
-SHARES = (0.1, 0.25, 0.5, 0.75)
+SHARES = (0.1, 0.25, 0.5, 0.75, 1.0)
+DEPTH = FUSION_DEPTH  # each engine's list, as a search fuses them
 PENDING = (0.0, 0.5, 1.0)
 DRAWS = 5
 
@@ -63,7 +64,7 @@ def main() -> int:
             expected = {i for i, p in enumerate(lib.note_paths) if p == q.expected or p in q.also_ok}
             runs.append(([(h.chunk_id, h.score) for h in res.hits], emb.embed_query(q.question), expected))
         for share in SHARES:
-            for draw in range(DRAWS):
+            for draw in range(DRAWS if share < 1 else 1):
                 embedded = np.random.default_rng(draw).random(len(lib.note_paths)) < share
                 written = embedded[chunk_note]
                 index = NearestRows(np.where(written[:, None], rows, 0).astype(np.float16), written)
@@ -80,6 +81,8 @@ def main() -> int:
                         ranks.setdefault(f"{share:.2f} hybrid, pending {pending:g}", []).append((rank, inside))
 
     def score(rs: list[int | None]) -> str:
+        if not rs:
+            return "–"
         hit = np.mean([1 if r and r <= 5 else 0 for r in rs])
         mrr = np.mean([1 / r if r else 0 for r in rs])
         return f"{hit:.3f} / {mrr:.3f}"

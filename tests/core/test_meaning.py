@@ -581,7 +581,8 @@ def test_dense_and_hybrid_search_the_chunks_embedded_so_far(tmp_path: Path, e5: 
     idle = Crashing(e5, after=0)  # raises if the search embeds a chunk
     assert choose_mode(reader, "hybrid", partial=True) == (
         "hybrid",
-        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); the others rank by BM25 alone",
+        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); "
+        "the others count half their BM25 share for meaning",
     )
     assert choose_mode(reader, AUTO, partial=True)[0] == "bm25"  # auto waits for the whole index
     dense = reader.search("how do I fix a flat tyre on my bike", mode="dense", embedder=idle, partial=True)
@@ -635,7 +636,8 @@ def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
     out = json.loads(capsys.readouterr().out)
     assert (out["mode"], out["mode_reason"]) == (
         "hybrid",
-        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); the others rank by BM25 alone",
+        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); "
+        "the others count half their BM25 share for meaning",
     )
     assert out["hits"][0]["path"] == "fr/velo.md" and out["hits"][0]["fusion"]["dense_rank"] == 1
     assert {h["path"] for h in out["hits"] if h["fusion"]["dense_rank"]} == {"fr/velo.md", "en/sleep.md"}
