@@ -86,10 +86,7 @@ def test_index_status_shows_files_then_embeddings(qtbot) -> None:  # type: ignor
     assert status.show_progress(Progress(0, 0, 0, waiting)) == waiting
     # 128 of the 400 chunks left embedded in 64 s, 600 stored before: 272 left at 2 per second
     line = status.show_progress(EmbeddingProgress(128, 400, 64.0, 600, 1000))
-    assert line == (
-        "Meaning index 728 / 1,000 chunks, about 2 min left (newest notes first; BM25 meanwhile, or Hybrid over the "
-        "chunks done)"
-    )
+    assert line == "Meaning index 728 / 1,000 chunks, about 2 min left (newest notes first; hybrid searches them)"
     assert (status.progress.value(), status.progress.maximum(), status.progress.format()) == (
         728,
         1000,
