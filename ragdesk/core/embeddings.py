@@ -120,20 +120,22 @@ class Plan:
     done: np.ndarray
     on_disk: bool
 
+    def _left(self) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks left to embed and their notes' modification times (ns)."""
+        ids = np.flatnonzero(~self.done)
+        return ids, np.asarray(self.segment.note_mtime, np.int64)[np.asarray(self.segment.chunk_note)[ids]]
+
     @property
     def todo(self) -> np.ndarray:
         """The chunks left, newest notes first (by modification time; ties in chunk order): hours
         into a large folder's meaning index, what a person wrote lately is what is searchable."""
-        ids = np.flatnonzero(~self.done)
-        mtimes = np.asarray(self.segment.note_mtime, np.int64)[np.asarray(self.segment.chunk_note)[ids]]
+        ids, mtimes = self._left()
         return ids[np.argsort(-mtimes, kind="stable")]
 
     @property
     def newest(self) -> int:
-        """The modification time (ns) of the newest note left to embed (plans go newest first)."""
-        ids = np.flatnonzero(~self.done)
-        mtimes = np.asarray(self.segment.note_mtime, np.int64)[np.asarray(self.segment.chunk_note)[ids]]
-        return int(mtimes.max(initial=np.iinfo(np.int64).min))
+        """The modification time of the newest note left to embed (plans go newest first)."""
+        return int(self._left()[1].max(initial=np.iinfo(np.int64).min))
 
     def _create(self, dim: int) -> None:
         path = _partial_paths(self.segment, self.name)[0]
