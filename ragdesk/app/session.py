@@ -65,7 +65,7 @@ class Session(QObject):
         self._pending_watch = False  # the waiting request came from the watcher alone (no F5)
         self._verified_generation: Path | None = None  # the generation last checked after a damaged search
         self._running: BuildRequest | None = None
-        self._check_due = False  # a refresh looked only at the watcher's paths: walk the whole folder later
+        self._check_due = False  # a watched refresh looked at its paths alone, or failed: walk the folder later
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
         self._check_timer.setInterval(CHECK_DELAY_MS)
@@ -132,13 +132,16 @@ class Session(QObject):
             if self.embedding:
                 self.engine.cancel_build()  # resumed by the build that starts next
             return
-        self._start(request)
+        self._start(request, watched)
 
-    def _start(self, request: BuildRequest) -> None:
+    def _start(self, request: BuildRequest, watched: bool = False) -> None:
+        """Hand `request` to the build process. After a refresh the watcher asked for (its paths
+        alone, or the whole folder after a folder event), the whole folder is checked a second
+        later if that refresh looked at the paths alone or failed (see _finish)."""
         self._building_folder = request.folder
         self._read_from = request.read_from if request.changed is not None else time.monotonic()
         self._running = request
-        self._check_due = request.changed is not None
+        self._check_due = (request.changed is not None or watched) and not request.quiet
         self._check_timer.stop()
         if not request.quiet:
             self.build_started.emit()
@@ -179,7 +182,7 @@ class Session(QObject):
         self.build_stopped.emit()
         request, self._pending = self._pending, None
         if request is not None and request.folder == self.folder:
-            self._start(replace(request, showing=self._showing()))
+            self._start(replace(request, showing=self._showing()), self._pending_watch)
             return True
         if self._check_due:
             self._check_timer.start()

@@ -262,3 +262,22 @@ def test_a_failed_save_refresh_is_tried_again_by_the_check_and_warned_of_once(  
     assert [(r.changed is not None, r.quiet) for r in requests] == [(True, False), (False, True)]
     assert states == ["building", "failed"]  # one warning, for the save's refresh
     assert window.statusBar().currentMessage().startswith("Checking the notes folder for changes failed: ")
+
+
+def test_a_failed_refresh_after_a_folder_event_is_tried_again_by_the_check(  # type: ignore[no-untyped-def]
+    window: MainWindow, qtbot, notes: Path, monkeypatch
+) -> None:
+    """A folder created in the notes folder: the watcher cannot name what changed, so its refresh walks
+    the whole folder; when that fails, the quiet check a second later tries again (it used to be
+    left until the next change or F5)."""
+    qtbot.waitUntil(lambda: window.watcher.ready, timeout=10000)
+    monkeypatch.setattr(workers, "build_job", die)
+    requests = watched_builds(window, monkeypatch)
+    states: list[str] = []
+    window.build_state_changed.connect(states.append)
+    (notes / "new").mkdir()
+    (notes / "new" / "n.md").write_text("# New\n\nzyxwvut in a new folder\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: len(requests) == 2 and not window.engine.building, timeout=30000)
+    assert [(r.changed, r.quiet) for r in requests] == [(None, False), (None, True)]
+    assert states == ["building", "failed"]  # one warning, for the watcher's refresh
+    assert window.statusBar().currentMessage().startswith("Checking the notes folder for changes failed: ")
