@@ -642,3 +642,29 @@ def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
     assert out["hits"][0]["path"] == "fr/velo.md" and out["hits"][0]["fusion"]["dense_rank"] == 1
     assert {h["path"] for h in out["hits"] if h["fusion"]["dense_rank"]} == {"fr/velo.md", "en/sleep.md"}
     assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (2, 5)  # nothing embedded
+
+
+def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(tmp_path: Path, e5: E5Embedder) -> None:
+    """After an edit the index is a base and a delta, each with its own written rows: the partial
+    dense ranking is the exhaustive one over the written chunks in the reader's numbering, and the
+    edited note (in the delta, not embedded yet) waits with half its BM25 share."""
+    folder = written_together(write_notes(tmp_path / "n", _notes(12)))
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    with pytest.raises(KeyboardInterrupt):
+        lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7
+    (folder / "n03.md").write_text("# Note 3\n\nalpha beta gamma, rewritten", encoding="utf-8")
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    assert len(new.segments) == 2 and new.dense_progress(e5.name) == (7, 12)
+    idle = Crashing(e5, after=0)
+    query = "alpha beta gamma"
+    dense = new.search(query, mode="dense", embedder=idle, partial=True, k=20)
+    texts = new.chunk_texts()
+    written = [i for i in range(new.n_chunks) if new.note_paths[int(new.chunk_note[i])] < "n08.md"]
+    written = [i for i in written if not new.note_paths[int(new.chunk_note[i])] == "n03.md"]
+    cosines = e5.embed([texts[i] for i in written]) @ e5.embed_query(query)
+    want = [written[i] for i in np.argsort(-cosines, kind="stable")]
+    assert [h.chunk_id for h in dense.hits] == want  # 7 written chunks, in the exhaustive order
+    hybrid = new.search(query, mode="hybrid", embedder=idle, partial=True, k=20)
+    edited = next(h for h in hybrid.hits if h.path == "n03.md")
+    assert edited.fusion.dense_pending and edited.fusion.dense_rank is None
+    assert {h.path for h in hybrid.hits if h.fusion.dense_pending} == {"n03.md", *(f"n{i:02}.md" for i in range(8, 12))}
