@@ -376,6 +376,8 @@ def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, q
     total = window.library.n_chunks
     bm25 = search(qtbot, window, "rebase history")
     assert bm25.mode_reason == f"BM25 until the meaning index is complete (2 of {total} chunks embedded)"
+    indexed: list[object] = []
+    window.session.meaning_indexed.connect(indexed.append)  # before the switch: it may finish fast
     with qtbot.waitSignal(window.results_shown, timeout=10000) as shown:
         window.mode_combo.setCurrentText("hybrid")
     partial = shown.args[0]
@@ -386,8 +388,7 @@ def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, q
     dense_listed = {h.chunk_id for h in partial.hits if h.fusion.dense_rank is not None}
     assert dense_listed and dense_listed <= set(written.tolist())
     assert "covers the chunks embedded so far" in window.statusBar().currentMessage()
-    with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000):
-        pass  # the build process the switch started embeds the rest
+    qtbot.waitUntil(lambda: bool(indexed), timeout=120000)  # the build process the switch started embeds the rest
     with qtbot.waitSignal(window.results_shown, timeout=10000, check_params_cb=lambda r: r.mode == "hybrid") as after:
         window.run_search()
     assert after.args[0].mode_reason == "hybrid was asked for"
