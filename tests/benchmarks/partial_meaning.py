@@ -1,4 +1,5 @@
-"""Hybrid search over an unfinished meaning index, on the eight question sets (note level).
+"""Hybrid search over an unfinished meaning index, on the eight question sets (the expected note's rank
+among notes, each at its best chunk, as grouped results list them).
 
 For each share of the notes embedded (a random draw of notes, five draws per share), ranks every
 question with BM25 and with hybrid over the embedded chunks alone, a chunk not embedded yet given
