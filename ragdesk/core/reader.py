@@ -324,7 +324,9 @@ class IndexReader(ChunkTable, Searching):
         if cached is None or done - cached[0] >= max(1, int(PARTIAL_RENEW * self.n_chunks)):
             parts = []
             for seg in self.segments:
-                if name in seg.nearest_rows:  # complete, quantized already
+                if name not in seg.nearest_rows and (complete := embeddings.load_rows(seg, name)) is not None:
+                    seg.nearest_rows[name] = NearestRows(complete)  # kept with the segment, as `nearest` does
+                if name in seg.nearest_rows:  # complete (a refresh's delta, often): quantized once, not per renewal
                     parts.append(seg.nearest_rows[name])
                     continue
                 found = embeddings.embedded_rows(seg, name)  # the bits first: the rows they name are flushed

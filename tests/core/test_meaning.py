@@ -668,3 +668,37 @@ def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(tmp_
     edited = next(h for h in hybrid.hits if h.path == "n03.md")
     assert edited.fusion.dense_pending and edited.fusion.dense_rank is None
     assert {h.path for h in hybrid.hits if h.fusion.dense_pending} == {"n03.md", *(f"n{i:02}.md" for i in range(8, 12))}
+
+
+def test_a_complete_segment_is_quantized_once_while_the_rest_is_embedded(
+    tmp_path: Path, monkeypatch, e5: E5Embedder
+) -> None:  # type: ignore[no-untyped-def]
+    """A complete base beside a delta still being embedded: the base's rows are quantized once and
+    kept with the segment, not again at every renewal of the partial rows nor when the delta is done."""
+    import ragdesk.core.reader as reader_mod
+
+    folder = written_together(write_notes(tmp_path / "n", _notes(12)))
+    lib, _ = build_index(folder, tmp_path / "idx", workers=1)
+    lib.dense_matrix(e5)
+    for i in (3, 5):
+        (folder / f"n{i:02}.md").write_text(f"# Note {i}\n\nalpha beta gamma, rewritten {i}", encoding="utf-8")
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    base, delta = new.segments
+    assert embeddings.load_rows(base, e5.name) is not None and embeddings.load_rows(delta, e5.name) is None
+    sizes: list[int] = []
+    quantize = reader_mod.NearestRows.__init__
+    monkeypatch.setattr(
+        reader_mod.NearestRows,
+        "__init__",
+        lambda self, rows, *a: (sizes.append(len(rows)), quantize(self, rows, *a))[1],
+    )
+    builder = Crashing(e5, after=1)
+    builder.batch = 1
+    with pytest.raises(KeyboardInterrupt):
+        new.dense_matrix(builder)  # one of the delta's two chunks
+    idle = Crashing(e5, after=0)
+    new.search("alpha", mode="dense", embedder=idle, partial=True)
+    builder.after = 1
+    new.dense_matrix(builder)  # the other: complete
+    new.search("alpha", mode="dense", embedder=idle, partial=True)
+    assert sizes == [base.n_chunks, delta.n_chunks, delta.n_chunks]  # the base once; the delta as it grew
