@@ -270,7 +270,7 @@ def _embedder(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
     args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
     args.partial = False
     if args.mode != "bm25" or asked == AUTO:
-        complete = lib.has_dense(embedder_name(args.embedder)) or _catch_up(lib, args.embedder)
+        complete = _catch_up(lib, args.embedder)  # True at once when it is complete already
         if asked == AUTO and complete:
             args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
         elif asked != AUTO and not complete and partial and lib.dense_progress(embedder_name(args.embedder))[0]:
