@@ -370,6 +370,7 @@ def _storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:
 
 # The meaning index's reason in the JSON after Ctrl+C (`ragdesk index` then exits 130).
 INTERRUPTED = "interrupted: the finished batches are kept; the next run continues"
+REPLACED = "another process updated the index meanwhile (an edit); the meaning index goes on with it"
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -437,8 +438,9 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
     interrupted run keeps its finished batches (and the refresh copied the rows of unchanged notes).
     Returns what the JSON reports."""
     from .core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
-    from .core.embeddings import EmbeddingCancelled
+    from .core.embeddings import EmbeddingCancelled, GenerationReplaced
     from .core.jobs import EmbeddingProgress
+    from .core.reader import IndexReader
 
     name = embedder_name(args.embedder)
     state: dict[str, Any] = {"model": name, "complete": False, "embedded_now": 0, "seconds": 0.0, "reason": None}
@@ -450,20 +452,28 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
         except DenseUnavailable as exc:
             state["reason"] = f"BM25 only: {exc}"
         else:
-            t0 = time.monotonic()
+            t0 = run_t0 = time.monotonic()
             show = sys.stderr.isatty()
-            chunks = lib.n_chunks
+            earlier = 0  # chunks embedded into generations another process has since replaced
 
             def progress(done: int, total: int) -> None:
-                state["embedded_now"] = done
+                state["embedded_now"] = earlier + done
                 if show:  # the window's status line; the chunks not to do were stored already
-                    msg = EmbeddingProgress(done, total, time.monotonic() - t0, chunks - total, chunks)
+                    chunks = lib.n_chunks
+                    msg = EmbeddingProgress(done, total, time.monotonic() - run_t0, chunks - total, chunks)
                     print(f"\r{msg.line()}  ", end="", file=sys.stderr, flush=True)
 
-            try:
-                lib.segment_dense(embedder, progress=progress, waiting=_say_meaning_waiting)
-            except (EmbeddingCancelled, KeyboardInterrupt):
-                state["reason"] = INTERRUPTED
+            while True:
+                try:
+                    lib.segment_dense(embedder, progress=progress, waiting=_say_meaning_waiting)
+                except GenerationReplaced:  # e.g. the window refreshed an edit: go on with its index
+                    print(f"{chr(10) if show else ''}ragdesk: {REPLACED}", file=sys.stderr)
+                    earlier, run_t0 = state["embedded_now"], time.monotonic()
+                    lib = IndexReader.open(lib.folder, lib.root, reuse=lib)
+                    continue
+                except (EmbeddingCancelled, KeyboardInterrupt):
+                    state["reason"] = INTERRUPTED
+                break
             state["seconds"] = round(time.monotonic() - t0, 2)
             if show:
                 print(file=sys.stderr)

@@ -27,6 +27,7 @@ from .workers import BuildOutcome, BuildRequest, Engine, describe
 # How long the status bar keeps each kind of line (ms).
 SHORT_MS, NORMAL_MS, LONG_MS, ERROR_MS = 3000, 6000, 10000, 15000
 KEPT = " The previous index is still in use."
+REPLACED_LINE = "Another ragdesk process updated this folder's index: opening it; the meaning index goes on there"
 # After a refresh that looked only at the paths the watcher named, the whole folder is walked this
 # long after the build process is idle (quietly: said only when it finds what the watcher missed).
 CHECK_DELAY_MS = 1000
@@ -79,6 +80,7 @@ class Session(QObject):
         builder.index_opened.connect(self._on_index_opened)
         builder.index_built.connect(self._on_index_built)
         builder.meaning_indexed.connect(self._on_meaning_indexed)
+        builder.index_replaced.connect(self._on_index_replaced)
         builder.build_failed.connect(self._on_build_failed)
         builder.build_cancelled.connect(self._on_build_cancelled)
 
@@ -245,6 +247,14 @@ class Session(QObject):
                 NORMAL_MS,
             )
         self.meaning_indexed.emit(msg)
+
+    def _on_index_replaced(self) -> None:
+        """Another process (a terminal's `ragdesk index` or `search`) published a newer index while the
+        build process embedded this one: open that one and go on embedding it (refreshed if needed)."""
+        if self._finish():
+            return  # a waiting refresh opens it anyway
+        self.status.emit(REPLACED_LINE, NORMAL_MS)
+        self.refresh()
 
     def _on_build_failed(self, error: Exception) -> None:
         embedding, check = self.embedding, self._running is not None and self._running.quiet

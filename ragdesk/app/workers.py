@@ -33,6 +33,7 @@ from ..core.jobs import (
     Message,
     Opened,
     Progress,
+    Replaced,
     build_job,
 )
 from ..core.orphans import serve_one
@@ -162,6 +163,7 @@ class BuildWorker(QObject):
     index_opened = Signal(object)  # the stored IndexReader, usable at once while it is being refreshed
     index_built = Signal(object)  # BuildOutcome: the BM25 index is published and mapped
     meaning_indexed = Signal(object)  # core.jobs.MeaningIndexed: every chunk has its embedding
+    index_replaced = Signal()  # another process published a newer index while this one embedded
     build_failed = Signal(object)  # the exception (core.store.IndexDamaged, OSError, ...)
     build_cancelled = Signal()
 
@@ -230,6 +232,8 @@ class BuildWorker(QObject):
             return reader is None or not msg.meaning_follows
         if isinstance(msg, MeaningIndexed):
             self.meaning_indexed.emit(msg)
+        elif isinstance(msg, Replaced):
+            self.index_replaced.emit()
         elif isinstance(msg, Cancelled):
             self.build_cancelled.emit()
         else:

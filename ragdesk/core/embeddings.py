@@ -35,6 +35,12 @@ class EmbeddingCancelled(Exception):
     """Embedding stopped on request; the batches written so far are kept for the next run."""
 
 
+class GenerationReplaced(EmbeddingCancelled):
+    """Another process published a newer generation of the index while this one embedded an older one
+    (whose rows its refresh copied, or whose base it shares): embed the current one instead (reopen it),
+    or hours go into a generation that may be deleted and leave the new one waiting for the lock."""
+
+
 @contextlib.contextmanager
 def writing_rows(
     root: Path, cancelled: Cancelled | None = None, waiting: Callable[[], None] | None = None
@@ -202,11 +208,13 @@ def embed_plans(
     progress: ProgressFn | None = None,
     cancelled: Cancelled | None = None,
     batch: int | None = None,
+    replaced: Cancelled | None = None,
 ) -> list[np.ndarray]:
     """Embed what each plan lacks, `batch` chunks at a time (the embedder's own size by default), the
     plan with the newest note first and newest notes first within each (see Plan.todo), reporting
-    chunks done of chunks to do over all plans; EmbeddingCancelled between batches. The finished
-    rows come back in the order of `plans`."""
+    chunks done of chunks to do over all plans; before each batch EmbeddingCancelled if `cancelled`
+    says so, GenerationReplaced if `replaced` does. The finished rows come back in the order of
+    `plans`."""
     size = batch or embedder.batch
     total = sum(int(np.count_nonzero(~p.done)) for p in plans)
     done = 0
@@ -215,6 +223,8 @@ def embed_plans(
         for start in range(0, len(ids), size):
             if cancelled is not None and cancelled():
                 raise EmbeddingCancelled
+            if replaced is not None and replaced():
+                raise GenerationReplaced("another process published a newer generation of the index")
             part = ids[start : start + size]
             plan.write(part, embedder.embed(plan.segment.chunk_texts(part.tolist())))
             done += len(part)

