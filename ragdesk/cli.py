@@ -94,8 +94,8 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
         "--fusion",
         choices=FUSIONS,
         default=DEFAULT_FUSION,
-        help="hybrid: tuned (default: RRF tuned on eight question sets, grouped by note) or plain "
-        "(RRF with c = 60, chunks ungrouped)",
+        help="hybrid: tuned (default: RRF tuned on eight question sets, with a whole-note share, grouped "
+        "by note) or plain (RRF with c = 60, chunks ungrouped)",
     )
     p.add_argument(
         "--group",

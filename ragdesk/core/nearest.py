@@ -137,6 +137,7 @@ class SegmentedNearest:
         self.remaps = [np.asarray(r) for r in remaps]
         self.gone = [int(np.count_nonzero(r < 0)) for r in self.remaps]  # replaced chunks per segment
         self.written = written  # of an unfinished meaning index, by merged chunk id; None: every chunk
+        self._located: tuple[np.ndarray, np.ndarray] | None = None
 
     def top_k(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(merged ids, cosines) of the k chunks nearest `query`, best first, ties by id."""
@@ -147,6 +148,35 @@ class SegmentedNearest:
             ids.append(merged[merged >= 0])
             cosines.append(cos[merged >= 0])
         return best_first(np.concatenate(ids), np.concatenate(cosines), k)
+
+    def summed_cosines(self, query: np.ndarray, ranges: list[tuple[int, int]]) -> list[float | None]:
+        """Per range [first, end) of merged chunk ids (a note's chunks): the cosine of their summed
+        vectors with `query` (chunks not embedded yet add nothing; None when none is). One gather
+        per segment for all ranges (~1 ms for 200 notes), then each range summed in float64."""
+        segment, local = self._where()
+        ids = np.concatenate([np.arange(first, end) for first, end in ranges] or [np.zeros(0, np.int64)])
+        gathered = np.zeros((len(ids), len(query)), np.float32)
+        for s, part in enumerate(self.parts):
+            mine = segment[ids] == s
+            if part.rows.shape[1] and mine.any():  # an unfinished part with nothing written has no columns
+                gathered[mine] = part.rows[local[ids[mine]]]
+        bounds = np.cumsum([0] + [end - first for first, end in ranges]).tolist()
+        totals = np.array([gathered[a:b].sum(axis=0, dtype=np.float64) for a, b in zip(bounds, bounds[1:])])
+        totals = totals.reshape(len(ranges), len(query))
+        norms = np.sqrt(np.einsum("ij,ij->i", totals, totals))
+        cosines = totals @ np.asarray(query, np.float64)
+        return [float(c / n) if n > 0 else None for c, n in zip(cosines.tolist(), norms.tolist())]
+
+    def _where(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each merged chunk id: its segment and its id there (computed once)."""
+        if self._located is None:
+            n = sum(int(np.count_nonzero(r >= 0)) for r in self.remaps)
+            segment, local = np.zeros(n, np.int32), np.zeros(n, np.int64)
+            for s, remap in enumerate(self.remaps):
+                kept = np.flatnonzero(remap >= 0)
+                segment[remap[kept]], local[remap[kept]] = s, kept
+            self._located = segment, local
+        return self._located
 
     @property
     def nbytes(self) -> int:

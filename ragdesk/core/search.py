@@ -16,7 +16,7 @@ import numpy as np
 from .analyzers import Analyzer, AnalyzerConfig, word_spans
 from .bm25 import DEFAULT_B, DEFAULT_K1, idf
 from .chunking import Chunk
-from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, rrf_fuse
+from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, rrf_fuse, with_note_ranks
 from .explain import TermRow
 from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
 from .nearest import SegmentedNearest
@@ -176,7 +176,8 @@ class Searching:
         if not query.strip():
             return []
         nearest = self.nearest(embedder, partial)
-        ids, cosines = nearest.top_k(embedder.embed_query(query), max(k, FUSION_DEPTH))
+        vector = embedder.embed_query(query)
+        ids, cosines = nearest.top_k(vector, max(k, FUSION_DEPTH))
         dense = list(zip(ids.tolist(), cosines.tolist()))
         if mode == "dense":
             bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
@@ -185,6 +186,12 @@ class Searching:
             ]
         pending = ~nearest.written if nearest.written is not None else None
         fused = rrf_fuse(bm25, dense, 2 * max(k, FUSION_DEPTH), fusion.c, fusion.dense_weight, pending)
+        if fusion.note_weight and pending is None:  # unfinished: notes not embedded yet cannot be ranked
+            notes = sorted({int(self.chunk_note[doc]) for doc, _ in fused})
+            firsts = self.note_first_chunk
+            ranges = [(int(firsts[n]), int(firsts[n + 1])) for n in notes]
+            cosines_of = dict(zip(notes, nearest.summed_cosines(vector, ranges)))
+            fused = with_note_ranks(fused, self.chunk_note, cosines_of, fusion.note_weight)
         return [(doc, f.score, f) for doc, f in fused]
 
     def rank_of(

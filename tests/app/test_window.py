@@ -351,13 +351,19 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     assert result.mode_reason == "hybrid: the meaning index (e5-small-q4) is complete"
     assert "auto → hybrid" in window.mode_combo.toolTip()
     top = result.hits[0]
-    assert top.score == pytest.approx(top.fusion.bm25_share + top.fusion.dense_share)
-    c = FUSIONS["tuned"].c
-    assert window.fusion_label.isVisible() and f"1/({c}+{top.fusion.bm25_rank})" in window.fusion_label.text()
+    c, note_weight = FUSIONS["tuned"].c, FUSIONS["tuned"].note_weight
+    f = top.fusion
+    assert f.note_rank is not None  # its note as a whole, ranked among the listed notes
+    assert top.score == pytest.approx(f.bm25_share + f.dense_share + note_weight / (c + f.note_rank))
+    label = window.fusion_label.text()
+    assert window.fusion_label.isVisible() and f"1/({c}+{f.bm25_rank})" in label
+    assert f"whole note #{f.note_rank} (cosine {f.note_cosine:.3f}) → {note_weight:g}/({c}+{f.note_rank})" in label
     assert window.breakdown_model.rowCount() > 0  # the BM25 breakdown stays beneath
     with qtbot.waitSignal(window.results_shown) as shown:  # the literature's plain RRF, one click away
         window.mode_combo.setCurrentText(PLAIN_HYBRID)
-    assert shown.args[0].mode == "hybrid" and shown.args[0].hits[0].fusion.c == 60
+    plain = shown.args[0].hits[0].fusion
+    assert shown.args[0].mode == "hybrid" and plain.c == 60 and plain.note_share == 0
+    assert "whole note" not in plain.describe()
 
 
 def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]

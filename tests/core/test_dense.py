@@ -83,8 +83,8 @@ def test_hybrid_and_dense_modes_explain_their_ranks(tmp_path: Path) -> None:
     assert h.path == "b.md" and h.score == pytest.approx(2 / 61)
     assert h.to_json()["fusion"]["rrf_bm25"] == pytest.approx(1 / 61)
     tuned = lib.search("dogs bark", mode="hybrid", embedder=emb).hits[0]  # the default: c and weight tuned
-    c, w = FUSIONS["tuned"].c, FUSIONS["tuned"].dense_weight
-    assert tuned.path == "b.md" and tuned.score == pytest.approx(1 / (c + 1) + w / (c + 1))
+    c, w, note_w = FUSIONS["tuned"].c, FUSIONS["tuned"].dense_weight, FUSIONS["tuned"].note_weight
+    assert tuned.path == "b.md" and tuned.score == pytest.approx(1 / (c + 1) + w / (c + 1) + note_w / (c + 1))
     assert tuned.fusion.describe().endswith(f"= {tuned.score:.4f}") and f"/({c}+1)" in tuned.fusion.describe()
     assert sum(r.contribution for r in h.explain) > 0  # the BM25 breakdown stays available beneath
     assert (lib.generation / "dense-hash-test.npy").is_file()  # stored beside the BM25 index

@@ -597,6 +597,7 @@ def test_dense_and_hybrid_search_the_chunks_embedded_so_far(tmp_path: Path, e5: 
     assert waiting.dense_pending and waiting.score == pytest.approx(1 / (c + r) + 0.5 / (c + r))
     assert f"dense: not embedded yet → 0.5/({c}+{r}) (its BM25 rank) = {0.5 / (c + r):.4f}" in waiting.describe()
     assert not any(h.fusion.dense_pending for h in hybrid.hits if h.path in ("fr/velo.md", "en/sleep.md"))
+    assert all(h.fusion.note_rank is None for h in hybrid.hits)  # no whole-note share until all is embedded
     why = why_not(reader, hybrid.query, "it/git.md", SearchParams(mode="hybrid"), idle, partial=True)
     assert why.dense_rank is None and why.bm25_rank is not None  # "why not this note?" embeds nothing either
     builder.after = 1
