@@ -13,6 +13,7 @@ import hashlib
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Protocol
@@ -302,7 +303,7 @@ class Fusion:
     def note_share(self) -> float:
         return self.note_weight / (self.c + self.note_rank) if self.note_rank and self.note_weight else 0.0
 
-    @property
+    @cached_property  # read several times a hit while fusing and sorting; a Fusion never changes
     def score(self) -> float:
         return self.bm25_share + self.dense_share + self.note_share
 

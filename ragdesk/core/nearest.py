@@ -138,6 +138,7 @@ class SegmentedNearest:
         self.gone = [int(np.count_nonzero(r < 0)) for r in self.remaps]  # replaced chunks per segment
         self.written = written  # of an unfinished meaning index, by merged chunk id; None: every chunk
         self._located: tuple[np.ndarray, np.ndarray] | None = None
+        self._norms: dict[tuple[int, int], float] = {}  # see _sum_norms
 
     def top_k(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(merged ids, cosines) of the k chunks nearest `query`, best first, ties by id."""
@@ -151,21 +152,48 @@ class SegmentedNearest:
 
     def summed_cosines(self, query: np.ndarray, ranges: list[tuple[int, int]]) -> list[float | None]:
         """Per range [first, end) of merged chunk ids (a note's chunks): the cosine of their summed
-        vectors with `query` (chunks not embedded yet add nothing; None when none is). One gather
-        per segment for all ranges (~1 ms for 200 notes), then each range summed in float64."""
-        segment, local = self._where()
+        vectors with `query` (chunks not embedded yet add nothing; None when none is). The sum's dot
+        with the query is the sum of its rows' exact cosines (compiled); its length does not depend on
+        the query, so a complete index computes it once per note (`_sum_norms`)."""
         ids = np.concatenate([np.arange(first, end) for first, end in ranges] or [np.zeros(0, np.int64)])
-        gathered = np.zeros((len(ids), len(query)), np.float32)
-        for s, part in enumerate(self.parts):
-            mine = segment[ids] == s
-            if part.rows.shape[1] and mine.any():  # an unfinished part with nothing written has no columns
-                gathered[mine] = part.rows[local[ids[mine]]]
-        bounds = np.cumsum([0] + [end - first for first, end in ranges]).tolist()
-        totals = np.array([gathered[a:b].sum(axis=0, dtype=np.float64) for a, b in zip(bounds, bounds[1:])])
-        totals = totals.reshape(len(ranges), len(query))
-        norms = np.sqrt(np.einsum("ij,ij->i", totals, totals))
-        cosines = totals @ np.asarray(query, np.float64)
-        return [float(c / n) if n > 0 else None for c, n in zip(cosines.tolist(), norms.tolist())]
+        dots = np.zeros(len(ids))
+        for part, mine, local in self._by_segment(ids):
+            if len(local) and part.rows.shape[1]:  # an unfinished part with nothing written has no columns
+                dots[mine] = exact_cosines(part.rows, query, local)
+        lengths = np.array([end - first for first, end in ranges], np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        sums = np.add.reduceat(dots, starts[lengths > 0]) if len(ids) else np.zeros(0)
+        numerators = np.zeros(len(ranges))
+        numerators[lengths > 0] = sums
+        norms = self._sum_norms(ranges)
+        return [float(c / n) if n > 0 else None for c, n in zip(numerators.tolist(), norms)]
+
+    def _sum_norms(self, ranges: list[tuple[int, int]]) -> list[float]:
+        """The length of each range's summed vector (float64 sums), kept per range once the meaning
+        index is complete: its rows no longer change."""
+        missing = [r for r in ranges if r not in self._norms]
+        if missing:
+            ids = np.concatenate([np.arange(first, end) for first, end in missing])
+            dim = max((p.rows.shape[1] for p in self.parts), default=0)
+            gathered = np.zeros((len(ids), dim), np.float32)
+            for part, mine, local in self._by_segment(ids):
+                if len(local) and part.rows.shape[1]:
+                    gathered[mine] = part.rows[local]
+            bounds = np.cumsum([0] + [end - first for first, end in missing]).tolist()
+            found = {
+                r: float(np.linalg.norm(gathered[a:b].sum(axis=0, dtype=np.float64)))
+                for r, a, b in zip(missing, bounds, bounds[1:])
+            }
+            if any(p.written is not None for p in self.parts):  # unfinished: rows are still being written
+                return [self._norms.get(r, found.get(r, 0.0)) for r in ranges]
+            self._norms.update(found)
+        return [self._norms[r] for r in ranges]
+
+    def _by_segment(self, ids: np.ndarray) -> list[tuple[NearestRows, np.ndarray, np.ndarray]]:
+        """For each segment: (its rows, which of merged `ids` are in it, their ids there)."""
+        segment, local = self._where()
+        at = segment[ids]
+        return [(part, at == s, local[ids[at == s]]) for s, part in enumerate(self.parts)]
 
     def _where(self) -> tuple[np.ndarray, np.ndarray]:
         """For each merged chunk id: its segment and its id there (computed once)."""

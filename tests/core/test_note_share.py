@@ -60,6 +60,29 @@ def test_summed_cosines_across_segments_count_only_what_is_embedded() -> None:
     assert empty.summed_cosines(q, [(0, 2)]) == [None]
 
 
+def test_summed_cosines_are_the_summed_vectors_cosines_query_after_query() -> None:
+    """The note lengths kept from one query serve the next exactly; an unfinished index keeps none
+    (a row written since counts at once)."""
+    rng = np.random.default_rng(3)
+    rows = rng.standard_normal((40, 16)).astype(np.float16)
+    ranges = [(0, 5), (5, 6), (6, 40), (2, 9)]
+    nearest = SegmentedNearest([NearestRows(rows)], (np.arange(40),))
+    for _ in range(3):
+        q = rng.standard_normal(16)
+        q /= np.linalg.norm(q)
+        expected = []
+        for first, end in ranges:
+            total = rows[first:end].astype(np.float64).sum(axis=0)
+            expected.append(float(total @ q / np.linalg.norm(total)))
+        assert nearest.summed_cosines(q, ranges) == pytest.approx(expected, abs=1e-12)
+    growing = np.zeros((3, 2), np.float16)
+    growing[0] = [1, 0]
+    unfinished = SegmentedNearest([NearestRows(growing, np.array([True, False, False]))], (np.arange(3),))
+    assert unfinished.summed_cosines(np.array([0.0, 1.0]), [(0, 2)]) == [pytest.approx(0.0)]
+    growing[1] = [0, 1]
+    assert unfinished.summed_cosines(np.array([0.0, 1.0]), [(0, 2)]) == [pytest.approx(2**-0.5)]
+
+
 @pytest.mark.parametrize("delta", [False, True], ids=["one-segment", "delta-segment"])
 def test_hybrid_search_gives_each_hit_its_notes_share(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delta: bool
