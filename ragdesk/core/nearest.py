@@ -185,7 +185,7 @@ class SegmentedNearest:
                 for r, a, b in zip(missing, bounds, bounds[1:])
             }
             if any(p.written is not None for p in self.parts):  # unfinished: rows are still being written
-                return [self._norms.get(r, found.get(r, 0.0)) for r in ranges]
+                return [found[r] for r in ranges]
             self._norms.update(found)
         return [self._norms[r] for r in ranges]
 
