@@ -615,7 +615,7 @@ def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
     """`ragdesk search --mode hybrid` while the meaning index is being computed (for hours, by
     `ragdesk index` or the window) answers at once from the chunks embedded so far and says so,
     instead of computing the rest itself or waiting for the process that does."""
-    import ragdesk.cli as cli_mod
+    import ragdesk.cli.library as cli_mod
 
     monkeypatch.setattr(cli_mod, "CATCH_UP_MAX", 0)  # what is left is more than a search embeds
     folder = _aged(

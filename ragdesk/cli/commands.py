@@ -1,0 +1,351 @@
+"""The headless commands: `index`, `search`, `prompt`, `analyze` and `eval`, each over the same core as the window."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core.paths import shown
+from .library import (
+    CliError,
+    analyzer_config,
+    embedder_for,
+    index_settings,
+    is_storage_error,
+    open_library,
+    search_params,
+    storage_message,
+)
+from .output import (
+    meaning_line,
+    print_hits,
+    print_report,
+    print_rows,
+    print_why_not,
+    say_meaning_waiting,
+    say_waiting,
+    terminal_progress,
+)
+
+# The meaning index's reason in the JSON after Ctrl+C (`ragdesk index` then exits 130).
+INTERRUPTED = "interrupted: the finished batches are kept; the next run continues"
+REPLACED = "another process updated the index meanwhile (an edit); the meaning index goes on with it"
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from ..core import embeddings
+    from ..core.analyzers import AnalyzerConfig
+    from ..core.build import build_index
+    from ..core.reader import IndexReader
+    from ..core.store import IndexDamaged, IndexMissing
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise CliError(f"notes folder not found: {args.folder}")
+    damaged = None
+    previous = None
+    try:
+        previous = IndexReader.open(folder, args.index_dir, verify=args.verify)
+    except IndexDamaged as exc:
+        damaged = str(exc) if args.verify else None
+    except IndexMissing:
+        pass
+    try:
+        lib, report = build_index(
+            folder,
+            args.index_dir,
+            index_settings(args),
+            progress=terminal_progress(),
+            warm=AnalyzerConfig(),
+            reuse_stored=damaged is None,
+            waiting=say_waiting,
+            before_publish=embeddings.keeping(previous),  # every meaning index's rows of unchanged notes
+        )
+    except OSError as exc:
+        if not is_storage_error(exc):
+            raise
+        raise CliError(storage_message(exc, folder, args.index_dir) + " (the previous index is kept)") from exc
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    data = report.to_json()
+    data["index_dir"] = str(lib.root)
+    data["rebuilt_damaged"] = damaged
+    data["meaning_index"] = meaning = _meaning_index(lib, args)
+    if args.report:
+        data["report"] = lib.report()
+    status = 130 if meaning["reason"] == INTERRUPTED else 0  # Ctrl+C: the shell's exit status for SIGINT
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return status
+    if damaged:
+        print(f"stored index was damaged ({damaged}); rebuilt it")
+    verb = "built" if report.rebuilt else "already current"
+    print(f"{verb}: {report.files} files, {report.chunks} chunks, {report.tokens} tokens in {report.elapsed_s:.2f} s")
+    print(f"added {report.added}, changed {report.changed}, removed {report.removed}, unchanged {report.unchanged}")
+    print(meaning_line(meaning))
+    if args.report:
+        print_report(data["report"])
+    else:
+        for s in report.skipped:
+            print(f"  {'decoded' if s.loaded else 'skipped'}: {shown(s.path)}: {s.reason}")
+    print(f"index: {lib.root}")
+    return status
+
+
+def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Compute what the index lacks of its meaning index (unless --no-dense), resumably: an
+    interrupted run keeps its finished batches (and the refresh copied the rows of unchanged notes).
+    Returns what the JSON reports."""
+    from ..core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
+    from ..core.embeddings import EmbeddingCancelled, GenerationReplaced
+    from ..core.jobs import EmbeddingProgress
+    from ..core.reader import IndexReader
+
+    name = embedder_name(args.embedder)
+    state: dict[str, Any] = {"model": name, "complete": False, "embedded_now": 0, "seconds": 0.0, "reason": None}
+    if args.no_dense or not meaning_index_default():
+        state["reason"] = "skipped: --no-dense" if args.no_dense else f"skipped: {MEANING_ENV}=off"
+    else:
+        try:
+            embedder = load_embedder(args.embedder)
+        except DenseUnavailable as exc:
+            state["reason"] = f"BM25 only: {exc}"
+        else:
+            t0 = run_t0 = time.monotonic()
+            show = sys.stderr.isatty()
+            earlier = 0  # chunks embedded into generations another process has since replaced
+
+            def progress(done: int, total: int) -> None:
+                state["embedded_now"] = earlier + done
+                if show:  # the window's status line; the chunks not to do were stored already
+                    chunks = lib.n_chunks
+                    msg = EmbeddingProgress(done, total, time.monotonic() - run_t0, chunks - total, chunks)
+                    print(f"\r{msg.line()}  ", end="", file=sys.stderr, flush=True)
+
+            while True:
+                try:
+                    lib.segment_dense(embedder, progress=progress, waiting=say_meaning_waiting)
+                except GenerationReplaced:  # e.g. the window refreshed an edit: go on with its index
+                    print(f"{chr(10) if show else ''}ragdesk: {REPLACED}", file=sys.stderr)
+                    earlier, run_t0 = state["embedded_now"], time.monotonic()
+                    lib = IndexReader.open(lib.folder, lib.root, reuse=lib)
+                    continue
+                except (EmbeddingCancelled, KeyboardInterrupt):
+                    state["reason"] = INTERRUPTED
+                break
+            state["seconds"] = round(time.monotonic() - t0, 2)
+            if show:
+                print(file=sys.stderr)
+    state["embedded"], state["chunks"] = lib.dense_progress(name)
+    state["complete"] = lib.has_dense(name)
+    return state
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if (args.query is None) == (args.queries is None):
+        raise CliError("give either a QUERY or --queries FILE.jsonl")
+    if args.k < 1:
+        raise CliError("-k must be at least 1")
+    lib = open_library(args, refresh=not args.no_refresh)
+    embedder = embedder_for(args, lib)
+    params = search_params(args)
+    if args.queries is None:
+        result = lib.search(
+            args.query, params, explain=args.explain or args.json, embedder=embedder, partial=args.partial
+        )
+        result.mode_reason = args.mode_reason
+        why = _why_not(lib, args, params, embedder) if args.why_not else None
+        if args.json:
+            data = result.to_json(with_explain=True)
+            if why is not None:
+                data["why_not"] = why.to_json()
+            print(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            print_hits(result, args.explain)
+            if why is not None:
+                print_why_not(why)
+        return 0
+    try:
+        lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CliError(f"cannot read queries file: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{args.queries} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+    failed = total = 0
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        total += 1
+        qid = None
+        try:  # one bad line is one error line; the batch goes on
+            item = json.loads(line)
+            if not isinstance(item, dict) or "query" not in item:
+                raise ValueError('expected {"id", "query"}')
+            qid, query = item.get("id"), item["query"]
+            if not isinstance(query, str):
+                raise ValueError(f"query must be a string, not {type(query).__name__}")
+            query.encode("utf-8")  # a lone surrogate (\ud800) is not text
+            out = lib.search(query, params, explain=args.explain, embedder=embedder, partial=args.partial)
+            out.mode_reason = args.mode_reason
+            print(json.dumps({"id": qid, **out.to_json(args.explain)}, ensure_ascii=False))
+        except (ValueError, UnicodeEncodeError) as exc:
+            failed += 1
+            error = str(exc) if not isinstance(exc, UnicodeEncodeError) else "query is not valid Unicode text"
+            print(json.dumps({"id": qid, "line": n, "error": error}, ensure_ascii=True))
+    if failed:
+        raise CliError(f"{failed} of {total} queries failed (see their error lines)")
+    return 0
+
+
+def _why_not(lib: Any, args: argparse.Namespace, params: Any, embedder: Any) -> Any:
+    from ..core.whynot import NotIndexed, why_not
+
+    path = args.why_not
+    folder = Path(args.folder).resolve()
+    if Path(path).is_absolute() or Path(path).exists():  # a path as typed in a shell: make it relative
+        try:
+            path = Path(path).resolve().relative_to(folder).as_posix()
+        except ValueError:
+            raise CliError(f"--why-not {args.why_not}: not inside {folder}") from None
+    try:
+        return why_not(lib, args.query, path, params, embedder, args.partial)
+    except NotIndexed as exc:
+        raise CliError(str(exc)) from exc
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from ..core.prompt import Excerpt, build_prompt
+
+    if args.k < 1:
+        raise CliError("-k must be at least 1")
+    if args.budget_tokens is not None and args.budget_tokens < 1:
+        raise CliError("--budget-tokens must be at least 1")
+    lib = open_library(args, refresh=not args.no_refresh)
+    embedder = embedder_for(args, lib)
+    params = search_params(args, k=args.k * 3)
+    result = lib.search(args.question, params, explain=False, embedder=embedder, partial=args.partial)
+    excerpts = [Excerpt.of(h) for h in result.hits]
+    prompt = build_prompt(
+        args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order, fmt=args.format
+    )
+    text = prompt.for_copy(args.allow_secrets)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "prompt": text,
+                    "mode": result.mode,
+                    "mode_reason": args.mode_reason,
+                    "format": prompt.format,
+                    "secrets": prompt.secrets_json(),
+                    "secrets_redacted": bool(prompt.secrets) and not args.allow_secrets,
+                    "tokens": prompt.tokens,
+                    "estimator": prompt.estimator,
+                    "excerpts": [
+                        {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank, "page": e.page}
+                        for i, e in enumerate(prompt.excerpts, start=1)
+                    ],
+                    "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
+                    "joined": prompt.joined,
+                    "flagged": [{"n": n, "reasons": sorted({f.reason for f in fs})} for n, fs in prompt.flagged],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return 0
+    sys.stdout.write(text)
+    note = f"[{prompt.summary()} ({prompt.estimator})"
+    if prompt.secrets:
+        where = ", ".join(f"[{n}] line {s.line}: {s.kind}" for n, s in prompt.secrets)
+        verb = "left in (--allow-secrets)" if args.allow_secrets else "redacted (--allow-secrets keeps them)"
+        note += f"; {len(prompt.secrets)} secret(s) {verb}: {where}"
+    if prompt.dropped_for_budget:
+        dropped = len(prompt.dropped_for_budget)
+        note += f"; {dropped} matching excerpt(s) left out to stay within {args.budget_tokens} tokens"
+    for n, findings in prompt.flagged:
+        note += f"; excerpt [{n}] looks like instructions: {findings[0].reason}"
+    print(note + "]", file=sys.stderr)
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from ..core.analyzers import Analyzer
+
+    tokens = Analyzer(analyzer_config(args)).tokens(args.text)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "analyzer": analyzer_config(args).key,
+                    "tokens": [{"term": t.term, "start": t.start, "end": t.end, "word": t.word} for t in tokens],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+    else:
+        print(" ".join(t.term for t in tokens))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ..core import evaluate as ev
+    from ..core.analyzers import ANALYZERS
+
+    target = Path(args.questions)
+    analyzer = analyzer_config(args)
+    rows: list[dict[str, Any]] = []
+    if target.is_dir():
+        try:
+            queries, qrels = ev.load_beir(target, args.split)
+        except (OSError, ev.QuestionsError) as exc:
+            raise CliError(f"cannot read BEIR folder {target}: {exc}") from exc
+        lib = open_library(args, refresh=not args.no_refresh)
+        embedder = embedder_for(args, lib, partial=False)
+        configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
+        for cfg in configs:
+            m = ev.evaluate_beir(
+                lib, queries, qrels, cfg, args.k1, args.b, mode=args.mode, embedder=embedder, fusion=args.fusion
+            )
+            rows.append({"analyzer": cfg.key, "mode": args.mode, "k1": args.k1, "b": args.b, **m})
+        if not args.json:
+            print(f"mode: {args.mode_reason}")
+        return print_rows(rows, args.json, f"BEIR {target.name} ({args.split}, {len(queries)} queries)")
+    try:
+        questions = ev.load_questions(target)
+    except ev.QuestionsError as exc:
+        raise CliError(str(exc)) from exc
+    lib = open_library(args, refresh=not args.no_refresh)
+    if args.sweep == "chunks":
+        rows = ev.chunk_sweep(lib, questions, analyzer, args.k1, args.b, args.budget_words)
+        return print_rows(rows, args.json, f"{args.budget_words}-word context budget")
+    if args.sweep == "params":
+        return print_rows(ev.param_grid(lib, questions, analyzer), args.json, "MRR over k1 x b")
+    embedder = embedder_for(args, lib, partial=False)
+    if args.sweep == "analyzers":
+        rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
+        return print_rows(rows, args.json, f"{len(questions)} questions")
+    report = ev.evaluate(
+        lib,
+        questions,
+        analyzer,
+        args.k1,
+        args.b,
+        mode=args.mode,
+        embedder=embedder,
+        fusion=args.fusion,
+        group=args.group,
+    )
+    if args.json:
+        print(json.dumps({**report.to_json(), "mode_reason": args.mode_reason}, ensure_ascii=False, indent=2))
+        return 0
+    rows = report.table(mode=report.config["mode"], analyzer=report.config["analyzer"])
+    problems = [p for p in report.results if p.error]
+    for p in problems:
+        print(f"warning: question {p.question.id}: {p.error}", file=sys.stderr)
+    return print_rows(rows, args.json, f"{len(questions)} questions")

@@ -1,0 +1,174 @@
+"""From arguments to what the core needs: settings, query parameters, the opened (refreshed) index,
+the search mode and its embedding model; errors a person can act on as CliError."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .output import say_waiting
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line on stderr, exit status 2."""
+
+
+def index_settings(args: argparse.Namespace) -> Any:
+    from ..core.chunking import ChunkOptions
+    from ..core.loader import DEFAULT_EXTENSIONS, LoadOptions
+    from ..core.params import IndexSettings
+
+    exts = DEFAULT_EXTENSIONS
+    if args.extensions:
+        exts = tuple(e if e.startswith(".") else "." + e for e in (x.strip() for x in args.extensions.split(",")) if e)
+    try:
+        return IndexSettings(
+            LoadOptions(
+                extensions=exts,
+                max_bytes=int(args.max_mb * 1024 * 1024),
+                follow_outside_links=args.follow_outside_links,
+            ),
+            ChunkOptions(args.chunker, args.chunk_size, args.overlap, not args.no_context, args.min_fill),
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def check_bm25(k1: float, b: float) -> None:
+    from ..core.bm25 import check_params
+
+    try:
+        check_params(k1, b)
+    except ValueError:
+        raise CliError(f"--k1 must be at least 0 and --b between 0 and 1, both finite (got {k1:g} and {b:g})") from None
+
+
+def analyzer_config(args: argparse.Namespace) -> Any:
+    from ..core.analyzers import AnalyzerConfig
+
+    stops = tuple(s.strip() for s in args.stop_words.split(",") if s.strip())
+    try:
+        return AnalyzerConfig(args.analyzer, args.stem_length, args.fold_accents, stops)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def search_params(args: argparse.Namespace, k: int | None = None) -> Any:
+    """The query's SearchParams from the command line (`k`: rank this many instead of -k)."""
+    from ..core.params import SearchParams
+
+    k = k if k is not None else args.k
+    return SearchParams(analyzer_config(args), args.k1, args.b, k, args.mode, args.fusion, args.group)
+
+
+def embedder_for(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
+    """Resolve --mode for this index (auto: hybrid once its meaning index is complete, else BM25;
+    `args.mode` becomes the mode that runs, `args.mode_reason` says why) and load the embedding
+    model it needs (a clear error when dense or hybrid was asked for and it is not installed).
+    Dense or hybrid asked for while the meaning index is unfinished (`ragdesk index` or the window
+    may be computing it for hours) search the chunks embedded so far, as the window does
+    (`args.partial`); `partial=False` (eval: a measurement) computes the rest first."""
+    from ..core.dense import AUTO, DenseUnavailable, choose_mode, embedder_name, load_embedder
+
+    asked = args.mode
+    args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
+    args.partial = False
+    if args.mode != "bm25" or asked == AUTO:
+        complete = _catch_up(lib, args.embedder)  # True at once when it is complete already
+        if asked == AUTO and complete:
+            args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
+        elif asked != AUTO and not complete and partial and lib.dense_progress(embedder_name(args.embedder))[0]:
+            args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder, partial=True)
+            args.partial = True
+    if args.mode == "bm25" and asked in ("bm25", AUTO):
+        return None
+    try:
+        return load_embedder(args.embedder)
+    except DenseUnavailable as exc:
+        raise CliError(str(exc)) from exc
+
+
+CATCH_UP_MAX = 64  # chunks: a refresh's few new ones are embedded before an auto search (seconds)
+
+
+def _catch_up(lib: Any, spec: str) -> bool:
+    """Embed the few chunks a refresh added to a folder whose meaning index was complete (the rest
+    were stored, or copied by the refresh), so an edit does not turn auto back to BM25 until the next
+    `ragdesk index`. True when the meaning index is complete afterwards."""
+    from ..core import embeddings
+    from ..core.dense import DenseUnavailable, embedder_name, load_embedder
+
+    name = embedder_name(spec)
+    if lib.has_dense(name):
+        return True
+    if lib.dense_progress(name)[0] == 0:
+        return False  # never embedded: that is `ragdesk index`'s work (minutes to hours), not a search's
+    try:
+        with embeddings.writing_rows(lib.root, cancelled=lambda: True):  # busy: another process embeds it
+            missing = [s for s in lib.segments if embeddings.load_rows(s, name) is None]
+            plans = [embeddings.plan_segment(s, name) for s in missing]
+            if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
+                return False
+            embeddings.embed_plans(plans, load_embedder(spec))
+    except (DenseUnavailable, OSError, embeddings.EmbeddingCancelled):
+        return False
+    return lib.has_dense(name)
+
+
+def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
+    """Open the folder's index, building or refreshing it as needed (with the indexes of the
+    analyzer that `args` ask for, derived in the build's worker processes). A refresh keeps every
+    meaning index's rows of unchanged notes, whatever mode this command runs in."""
+    from ..core import embeddings
+    from ..core.build import build_index
+    from ..core.reader import IndexReader
+    from ..core.store import IndexDamaged, IndexMissing
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise CliError(f"notes folder not found: {args.folder}")
+    settings = index_settings(args)
+    previous = None
+    try:
+        previous = IndexReader.open(folder, args.index_dir)
+        if not refresh and previous.settings == settings:
+            return previous
+    except (IndexDamaged, IndexMissing):
+        pass
+    try:
+        lib, _ = build_index(
+            folder,
+            args.index_dir,
+            settings,
+            warm=analyzer_config(args),
+            waiting=say_waiting,
+            previous=previous,
+            before_publish=embeddings.keeping(previous),  # every meaning index's rows of unchanged notes
+        )
+    except OSError as exc:
+        if not is_storage_error(exc):
+            raise
+        # Full disk or read-only storage: answer from the index as it is, and say it is stale.
+        message = storage_message(exc, folder, args.index_dir)
+        try:
+            lib = IndexReader.open(folder, args.index_dir)
+        except IndexDamaged:
+            raise CliError(message) from exc
+        print(f"ragdesk: warning: index is stale: {message}", file=sys.stderr)
+        return lib
+    return lib
+
+
+def is_storage_error(exc: OSError) -> bool:
+    """Errors of the index's storage (full, read-only, over quota, not writable), not of the notes."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG)
+
+
+def storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:
+    from ..core.store import index_dir_for
+
+    return f"cannot write the index in {index_dir_for(folder.resolve(), index_dir)}: {exc.strerror or exc}"

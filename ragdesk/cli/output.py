@@ -1,0 +1,106 @@
+"""What the commands print for a person (their --json is built in commands.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from ..core.paths import shown
+
+
+def say_meaning_waiting() -> None:
+    print("ragdesk: waiting for another process computing this folder's meaning index…", file=sys.stderr)
+
+
+def meaning_line(m: dict[str, Any]) -> str:
+    if m["complete"]:
+        return f"meaning index ({m['model']}): complete, {m['embedded_now']} chunks embedded in {m['seconds']:.1f} s"
+    return f"meaning index ({m['model']}): {m['embedded']} of {m['chunks']} chunks ({m['reason']})"
+
+
+def print_report(rows: list[dict[str, Any]]) -> None:
+    """The index report as a table: status, chunks, tokens, pages, path, and why for the others."""
+    counts = {status: sum(1 for r in rows if r["status"] == status) for status in ("indexed", "decoded", "skipped")}
+    print(", ".join(f"{n} {status}" for status, n in counts.items()))
+    print(f"{'status':8} {'chunks':>6} {'tokens':>8} {'pages':>5}  path")
+    for r in rows:
+        pages = "" if r["pages"] is None else str(r["pages"])
+        line = f"{r['status']:8} {r['chunks']:>6} {r['tokens']:>8} {pages:>5}  {r['path']}"
+        print(line + (f"  ({r['reason']})" if r["reason"] else ""))
+
+
+def say_waiting() -> None:
+    print("ragdesk: waiting for another ragdesk process to finish indexing this folder…", file=sys.stderr)
+
+
+def terminal_progress() -> Any:
+    """A progress line on stderr when it is a terminal (scripts and pipes get no noise)."""
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int, chunks: int, current: str) -> None:
+        now = time.monotonic()
+        if done == total or now - last[0] > 0.1:
+            last[0] = now
+            print(f"\r{done}/{total} files, {chunks} chunks  ", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def print_hits(result: Any, explain: bool) -> None:
+    from ..core.explain import explanation_text
+
+    if result.reason:
+        print(f"({result.reason})")
+    for h in result.hits:
+        where = f"{h.shown_path}" + (f" › p. {h.page}" if h.page else f":{h.start_line}-{h.end_line}")
+        where += f" › {shown(h.heading)}" if h.heading else ""
+        snippet = " ".join(h.text.split())[:160]
+        print(f"{h.rank:>3}. {h.score:8.4g}  {where}\n       {snippet}")
+        if h.fusion is not None:
+            print(f"       {result.mode}: {h.fusion.describe()}")
+        if explain:
+            bm25 = sum(r.contribution for r in h.explain)  # the BM25 part, beneath a fused score
+            print("\n".join("       " + line for line in explanation_text(h.explain, bm25).split("\n")))
+    print(
+        f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, mode = {result.mode}, analyzer = {result.analyzer}, "
+        f"k1 = {result.k1:g}, b = {result.b:g}, {result.took_ms:.1f} ms"
+    )
+    if result.mode_reason:
+        print(f"mode: {result.mode_reason}")
+
+
+def print_why_not(why: Any) -> None:
+    rank = f"ranks {why.rank}" if why.rank else "does not rank (no query term in it)"
+    print(f"\nWhy not {shown(why.path)}? Its best chunk (#{why.chunk_id}) {rank}; BM25 score {why.score:.3f}, ", end="")
+    print(f"{'within' if why.gap_to_k <= 0 else f'{why.gap_to_k:.3f} below'} the top {why.k}")
+    top = {r.label: r for r in why.top_terms}
+    print(f"  {'term':24} {'n_t':>6} {'idf':>7} {'f':>4} {'contribution':>12} {'top hit':>8}")
+    for r in why.terms:
+        other = top.get(r.label)
+        print(
+            f"  {r.label[:24]:24} {r.n_t:>6} {r.idf:>7.3f} {r.f:>4} {r.contribution:>12.3f} "
+            f"{(other.contribution if other else 0.0):>8.3f}"
+        )
+    if why.missing_terms:
+        print("  missing: " + ", ".join(why.missing_terms))
+
+
+def print_rows(rows: list[dict[str, Any]], as_json: bool, title: str) -> int:
+    if as_json:
+        print(json.dumps({"title": title, "rows": rows}, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print("(nothing to report)")
+        return 0
+    cols = list(rows[0])
+    print(f"{title}\n")
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for row in rows:
+        cells = [f"{v:.4f}" if isinstance(v, float) else str(v) for v in (row.get(c, "") for c in cols)]
+        print("| " + " | ".join(cells) + " |")
+    return 0
