@@ -1,0 +1,283 @@
+"""The rules behind secrets.find_secrets: token formats, credentials' usual places, and the names
+and values of assignments. Data only (plus two small predicates); the algorithm is in secrets.py."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from urllib.parse import unquote
+
+# ---- Known token formats: a fixed prefix and an alphabet (gitleaks' rules, TruffleHog's detectors).
+# Most prefixes are distinctive enough to be found glued to a word ("tokenghp_…", "ключsk-…"); the
+# right edge must not run on into more of the token's alphabet.
+_A = r"(?![A-Za-z0-9])"
+# (kind, what must be in the lower-cased text for the rule to be tried (| between), pattern)
+_FORMAT_RULES: list[tuple[str, str, str]] = [
+    (
+        "private key",
+        "-----begin",
+        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    ),
+    ("AWS access key", "a", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AKPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z2-7]{16}(?![A-Z0-9])"),
+    ("GitHub token", "gh|github_pat_", r"(?:gh[pousr]_[A-Za-z0-9]{36,255}" + _A + r"|github_pat_[A-Za-z0-9_]{22,255})"),
+    ("GitLab token", "gl|gr1348941", r"(?:gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})"),
+    ("Slack token", "xox|xapp-", r"(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]+)"),
+    ("Slack webhook", "hooks.slack.com", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
+    ("Stripe key", "k_live_|k_test_|k_prod_|whsec_", r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})"),
+    ("Twilio key", "sk", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}" + _A),
+    ("SendGrid key", "sg.", r"SG\.[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{39,50}"),
+    ("npm token", "npm_", r"npm_[A-Za-z0-9]{36}" + _A),
+    ("PyPI token", "pypi-age", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    ("JSON web token", "eyj", r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    ("Google API key", "aiza", r"AIza[0-9A-Za-z_-]{35}"),
+    ("Google OAuth token", "ya29.|gocspx-", r"(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{28})"),
+    ("OpenAI key", "t3blbkfj", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"),
+    ("Anthropic key", "sk-ant-", r"sk-ant-(?:api|admin|sid)\d{2}-[A-Za-z0-9_-]{80,}"),
+    ("API key", "sk-", r"(?<![A-Za-z0-9])sk-(?:proj-)?[A-Za-z0-9_-]{32,}"),
+    ("Hugging Face token", "hf_|api_org_", r"(?:hf_|api_org_)[A-Za-z0-9]{34,}" + _A),
+    ("DigitalOcean token", "_v1_", r"do[por]_v1_[a-f0-9]{64}"),
+    ("Shopify token", "shp", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("Telegram bot token", ":aa", r"(?<![0-9])\d{8,10}:AA[0-9A-Za-z_-]{32,33}" + _A),
+    ("Mailchimp key", "-us", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![0-9])"),
+    ("Databricks token", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?"),
+    ("Vault token", "hvs.|hvb.|hvr.", r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    ("age secret key", "age-secret-key-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ("Postman key", "pmak-", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("Pulumi token", "pul-", r"pul-[a-f0-9]{40}"),
+    ("Linear key", "lin_", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}"),
+    ("Grafana token", "glc_|glsa_", r"(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})"),
+    ("New Relic key", "nr", r"NR(?:AK|II|JS|AA)-[A-Z0-9]{20,}"),
+    ("Doppler token", "dp.", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    ("Square token", "sq0|eaaa", r"(?:sq0(?:atp|csp|idp)-[0-9A-Za-z_-]{22,43}|EAAA[0-9A-Za-z_-]{60})"),
+    ("Facebook token", "eaacedeose0cba", r"EAACEdEose0cBA[0-9A-Za-z]+"),
+    ("Atlassian token", "atatt3", r"ATATT3[A-Za-z0-9_=-]{100,}"),
+    ("Clojars token", "clojars_", r"CLOJARS_[a-z0-9]{60}"),
+    ("Flutterwave key", "flw", r"FLW(?:SECK|PUBK)(?:_TEST)?-[a-h0-9]{32}-X"),
+    ("Sentry token", "sntry", r"sntry[su]_[A-Za-z0-9+/=_]{40,}"),
+    ("RubyGems key", "rubygems_", r"rubygems_[a-f0-9]{48}"),
+    ("PlanetScale token", "pscale_", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}"),
+    ("Terraform token", "atlasv1|tfp_", r"(?:[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,70}|tfp_[A-Za-z0-9]{40,})"),
+    ("Dropbox token", "sl.", r"sl\.[A-Za-z0-9_-]{130,152}"),
+    ("Azure client secret", "q~", r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+    ("Azure storage key", "accesskey=", r"(?<=AccountKey=)[A-Za-z0-9+/]{40,}={0,2}|(?<=SharedAccessKey=)[A-Za-z0-9+/]{20,}={0,2}"),
+    ("signed URL", "sig=", r"(?<=[?&]sig=)[A-Za-z0-9%+/=_-]{20,}"),
+]
+FORMATS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
+    (kind, tuple(needles.split("|")), re.compile(p)) for kind, needles, p in _FORMAT_RULES
+]
+
+# ---- Placeholders and code: values that stand in for a secret rather than being one.
+PLACEHOLDER = re.compile(
+    r"(?:\*{3,}.*|\*[A-Za-z]+|[•…\[<{].*|\^\w+\^.*|[xX.#_-]{3,}.*|.*(?:\.\.\.|…|\}\})|.*(?:\$\(|\$\{|\{\{|%\().*|"
+    r"\$(?![\w]*\d[A-Za-z])[A-Za-z_]\w*(?:(?:->|\.|::|:)\w+)*(?:[(\[].*)?|%[A-Za-z_]+%.*|"
+    r"`[^`]* [^`]*`|![A-Za-z]+(?:\s.*)?|@\w+|:[a-z_]+|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|\d{4}-\d{2}-\d{2}.*|"
+    r"(?-i:[a-z_-]*(?:password|passwort|passwd|pass|secret|heslo|token|postgres|mysql)\d*)|"
+    r"(?-i:(?:[A-Z][a-z]+)*(?:Password|Passwort|Secret|Token|Heslo)\d*)|"
+    r"(?:your|example|sample|dummy|placeholder|changeme|change_me|redacted)\w*(?:[-_.]\w+)*|"
+    r"(?:insert|enter|put|replace)[-_.]\w+(?:[-_.]\w+)*|"
+    r"(?:my|the|some|a|an|secret|secrets|password|passw0rd|passwd|pass|pwd|token|key|none|null|nil|true|false|yes|"
+    r"no|todo|tbd|required|optional|string|str|bool|boolean|int|integer|number|bytes|hidden|undefined|empty|"
+    r"default|generated|random|env|value|foo|bar|baz|test|demo|fake|xyz|abc|asdf|qwerty|admin|root|guest|"
+    r"user|username|letmein|welcome|mysecret|supersecret|sensitive|confidential|encrypted|masked|omitted|"
+    r"here|same|above|below|blank|unknown|unset|auto|prompt|ask|postgres|mysql|mariadb|redis|rabbitmq|docker)"
+    r"(?:[-_.]\w*)*\d{0,4}|[a-z]{1,3}\d?)",
+    re.IGNORECASE,
+)
+# Leetspeak spellings of the words every tutorial uses as a password ("P@ssW0rD!", "$ecret"): placeholders.
+LEET = str.maketrans("@$013457!", "asoieasty", "")
+_IDENT = r"(?:[a-z_][a-z0-9_]*(?:[A-Z][a-z0-9_]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+)*)"
+# getenv, os.environ, ENV, base64.b64encode; not a random word such as "nkBai0d0" (a digit inside a bare name)
+_CALLEE = rf"\\?(?:(?:[A-Za-z_$][\w$]*(?:\.|::|->|\\))+(?:{_IDENT}|[A-Z][A-Z0-9_]*)|(?![\w$]*\d[A-Za-z]){_IDENT}|[A-Z][A-Z_]*)"
+LOOKS_LIKE_CODE = re.compile(
+    # a call or an index: getenv("X"), ENV["X"], open(p).read(), f(a, b … (cut at a space)
+    rf"(?:{_CALLEE}\s*(?:\((?:[^()]*\)(?:[.\[;,)].*)?|[^()]*[,'\":][^()]*|)|\[.*)"
+    rf"|\\?{_IDENT}(?:(?:\.|::|->|\\){_IDENT})+[;,]?"  # a dotted name: settings.SECRET_KEY, Nette\Passwords
+    r"|(?:self|this|args|opts|options|cfg|config|conf|settings|env|process|os|request|req|params|props|ctx|"
+    r"context|secrets|vars|inputs|input|data|credentials|creds)(?:\.|\[|::|->).*"
+    r"|[a-z]+(?:_[a-z]+)+[;,]?|[a-z]+(?:-[a-z]+)+[;,]?|[a-z]+(?:[A-Z][a-z]+)+[;,]?|[A-Z][a-z]+(?:[A-Z][a-z]+)+"
+    r"|\(?[A-Z][A-Za-z]+-[A-Z][A-Za-z]+\b.*"  # a PowerShell cmdlet: Read-Host, (ConvertTo-SecureString
+    r"|(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)\S*"  # a path
+    r"|\S+\.(?:pem|key|crt|cer|p12|pfx|jks|json|ya?ml|txt|env|gpg|asc|kdbx|ini|conf|cfg|toml|pub|md|sh|py)"
+    r"|[a-z][a-z0-9+.-]*://(?![^/\s]*:[^/\s]*@)\S*"  # a URL without credentials
+    r"|(?:new|await|function|lambda|fn|func|def|return|typeof|select|get|read|load|fetch)\b.*)",
+)
+
+# ---- Names that say password, secret, token or key, in the notes' languages.
+STRONG_WORDS = {
+    "password", "passwords", "passwd", "passwort", "pwd", "pw", "pass", "passphrase", "passcode", "secret",
+    "secrets", "token", "psk", "heslo", "hesla", "heslem", "hesle",
+    "пароль", "пароля", "паролем", "паролі", "mdp", "contraseña", "contrasena", "kennwort", "hasło", "haslo",
+    "jeton", "токен", "токена", "segreto", "secreto", "секрет", "apikey", "apitoken", "authtoken", "secretkey",
+    "privatekey", "accesskey", "accesstoken", "masterkey", "signingkey", "encryptionkey", "clientsecret",
+    "geheimnis", "geheim", "passe", "d'ordine",
+}
+SUBSTRING_WORDS = ("password", "passwd", "secret", "token", "passwort", "пароль", "heslo", "apikey")
+NOT_SECRET_WORDS = {"tokens", "tokenizer", "tokenize", "tokenized", "tokenization", "tokenizers", "secretary"}
+KEY_WORDS = {"key", "keys", "clé", "clef", "cle", "chiave", "klíč", "klic", "klíče", "ключ", "ключа", "schlüssel",
+             "schluessel", "sleutel"}
+QUALIFIERS = {
+    "api", "secret", "private", "access", "auth", "client", "master", "encryption", "encrypt", "signing", "sign",
+    "app", "session", "preshared", "pre", "shared", "webhook", "account", "license", "licence", "service",
+    "consumer", "deploy", "ssh", "gpg", "pgp", "wifi", "wi", "wlan", "wpa", "product", "subscription", "admin",
+    "root", "db", "database", "rsa", "hmac", "jwt", "crypt", "cipher", "storage", "secrète", "secrete",
+    "segreta", "tajný", "tajny", "privé", "prive", "privat", "privata", "приватний", "секретний",
+    "přístupový", "pristupovy", "cloud", "openai", "stripe", "aws", "azure", "gcp", "google", "mailgun",
+    "sendgrid", "twilio", "slack", "github", "gitlab", "restic", "borg", "vault", "bot", "wlan-schlüssel",
+    "доступу", "d'accès", "accesso", "d'api",
+}
+PASSPHRASE_WORDS = {"passphrase", "phrase", "pass-phrase"}
+NOT_THE_VALUE = {  # the last part of a name whose value is about the secret, not the secret
+    "file", "files", "path", "paths", "url", "uri", "urls", "endpoint", "name", "names", "length", "len", "size",
+    "type", "types", "field", "fields", "policy", "policies", "expiry", "expires", "expiration", "expire", "ttl",
+    "timeout", "count", "min", "max", "limit", "limits", "required", "prompt", "reset", "label", "placeholder",
+    "env", "var", "variable", "header", "pattern", "regex", "format", "enabled", "enable", "disabled", "mode",
+    "method", "store", "manager", "provider", "strength", "hint", "question", "encoding", "algorithm", "alg",
+    "cmd", "command", "dir", "location", "changed", "age", "lifetime", "validity", "rotation", "source",
+    "helper", "generator", "hash", "hashed", "confirmation", "confirm", "repeat", "again", "input", "id_prefix",
+    "rule", "rules", "history", "complexity", "storage", "backend", "kind", "secretref", "ref", "arn", "scope",
+    "scopes", "endpoint_url", "usage", "budget", "budgets", "limit_per_day", "estimate", "estimator", "counter",
+    "index", "position", "pos", "offset", "character", "characters", "chars", "class", "value_from", "from",
+    "filter", "list", "spec", "description", "desc", "doc", "docs", "title", "text", "string", "lexer", "digest", "md", "txt", "json", "yml", "yaml", "html", "py", "sh", "png", "jpg", "pdf", "rst", "texy",
+}
+# Qualifiers that let a bare key or token stand in prose before its value ("the API key is …").
+PROSE_QUALIFIERS = {
+    "api", "secret", "private", "access", "auth", "client", "master", "encryption", "signing", "wifi", "wi",
+    "wlan", "wpa", "preshared", "tajný", "secrète", "segreta", "přístupový", "доступу", "d'accès", "accesso",
+}
+OTHER_FIELDS = {"user:", "username:", "login:", "name:", "id:", "email:", "e-mail:", "host:", "uživatel:", "utente:",
+                "utilisateur:", "identifiant:", "користувач:", "логін:", "benutzer:"}
+
+
+def _parts(name: str) -> list[str]:
+    """A name's words: split at spaces, _ - . / and camelCase humps (any script), lower-cased."""
+    name = name.strip("\"'`*$@ ")
+    humped = "".join(" " + c if i and c.isupper() and name[i - 1].islower() else c for i, c in enumerate(name))
+    return [p for p in re.split(r"[\s_.\-/]+", humped.lower()) if p]
+
+
+def secret_name(name: str, around: list[str] | tuple[str, ...] = ()) -> str | None:
+    """"passphrase" or "secret" when the identifier `name` says what follows is one, given the words
+    `around` it on its line (a key needs a qualifier there: "API klíč", "Clé API", "WLAN-Schlüssel");
+    None otherwise."""
+    parts = _parts(name)
+    if not parts or parts[-1] in NOT_THE_VALUE or "public" in parts:  # a public key or key token is no secret
+        return None
+    if any(p in PASSPHRASE_WORDS or p.endswith("passphrase") for p in parts) or (
+        "pass" in parts and "phrase" in parts
+    ):
+        return "passphrase"
+    if any(p in STRONG_WORDS or (p not in NOT_SECRET_WORDS and any(w in p for w in SUBSTRING_WORDS)) for p in parts):
+        return "secret"
+    near = parts + [p for w in around for p in _parts(w)]
+    if any(p in KEY_WORDS or (p.endswith("key") and p[:-3] in QUALIFIERS) for p in parts) and any(
+        p in QUALIFIERS or (p.endswith("key") and p[:-3] in QUALIFIERS) for p in near
+    ):
+        return "secret"
+    return None
+
+
+# Where a name's keyword may be: cheap to look for, then the name around it is judged (secret_name).
+# Where a name's keyword may be: cheap to look for (str.find on the lower-cased text), then the name
+# around it is judged (secret_name).
+KEYWORDS = (
+    "pass", "pwd", "pw", "secret", "token", "psk", "hesl", "парол", "mdp", "contrase", "kennwort", "hasło", "haslo",
+    "jeton", "токен", "segret", "secreto", "секрет", "d'ordine", "key", "clé", "clef", "cle_", "cle ", "chiave",
+    "klíč", "klic", "ключ", "schlüssel", "schluessel", "geheim",
+)  # fmt: skip
+NAME_CHAR = re.compile(r"[\w.\-$]")
+# After a name: up to three words ("Пароль від адмінки"), a separator, the value.
+ASSIGNMENT_TAIL = re.compile(
+    r"(?P<words>(?:[ \t]+[^\W_][\w'’.\-]{0,29}){0,3}?)[ \t]*[\"'`]?[ \t]*\**[ \t]*(?P<sep>:=|=>|[:=：])(?!//|=|:)"
+    r"[ \t]*\**[ \t]*(?P<value>\"[^\"\n]+\"|'[^'\n]+'|`[^`\n]+`|[^\s\"'`|][^\s|]*)"
+)
+# Names that may stand alone in prose before their value (a bare "key" or "token" needs a qualifier).
+PROSE_NAME = re.compile(
+    r"(?:passwords?|passwd|passwort|passphrase|passcode|pw|pwd|passe|mdp|heslo|hesla|heslem|пароль|пароля|"
+    r"паролем|contraseña|kennwort|hasło|[\w-]*-?passwor[dt]|[\w-]*-?heslo)",
+    re.IGNORECASE,
+)
+# A word of prose right after a secret's name that may be the credential: no quotes, brackets or
+# markup inside (code and Markdown are not prose), optionally quoted as a whole.
+PROSE_VALUE = re.compile(r"([`\"']?)[^\s'\"`()\[\]{}<>*|\\=?/]+\1[.,;:!?)]*")
+PROSE_CONNECTORS = {"is", "are", "was", "est", "sont", "je", "jsou", "è", "e", "ist", "lautet", "es", "era", "—",
+                    "–", "-", "=", ":", "is:", "→", "=>", "це", "є", "è:"}
+
+
+# ---- Credentials in their usual places: (kind, pattern, group holding the secret, check of the value).
+def is_placeholder(value: str) -> bool:
+    """A value that stands in for a secret rather than being one: a template, an environment
+    variable's name, a word such as "changeme" (or "P@ssw0rd"), code, a path or a URL without
+    credentials."""
+    unquoted = value.strip("\"'`")
+    v = unquoted.rstrip(",;:)\"'`").strip("\"'`")
+    return bool(
+        PLACEHOLDER.fullmatch(v)
+        or LOOKS_LIKE_CODE.fullmatch(v)
+        or LOOKS_LIKE_CODE.fullmatch(unquoted)
+        or PLACEHOLDER.fullmatch(value)
+        or PLACEHOLDER.fullmatch(v.translate(LEET).rstrip("y"))
+    )
+
+
+def looks_like_a_credential(value: str) -> bool:
+    """A value written without an `=` or `:` before it (after "is", "est", "je"…): a credential only
+    when it does not read as a word: a digit or a symbol inside it."""
+    v = value.strip("\"'`").rstrip(".,;:!?)\"'`")
+    if len(v) < 8 or is_placeholder(v):
+        return False
+    return any(c.isdigit() for c in v) or any(not c.isalnum() and c not in "'’-" for c in v[1:])
+
+
+def _url_password(value: str) -> bool:
+    """A URL's password counts, like an assigned value, from 8 characters (percent-decoded) unless it is
+    a placeholder ("password", "[:password]", "${PASS}")."""
+    decoded = unquote(value)
+    return len(decoded) >= 8 and not PLACEHOLDER.fullmatch(value.strip("[]()")) and not PLACEHOLDER.fullmatch(
+        decoded.translate(LEET).rstrip("y")
+    )
+
+
+_CHECKS: dict[str, Callable[[str], bool]] = {
+    "u": _url_password,
+    "c": looks_like_a_credential,
+    "": lambda value: not is_placeholder(value),
+}
+
+# (kind, needles as in _FORMAT_RULES, pattern, flags: i, and the value's check, group of the secret)
+_PLACE_RULES: list[tuple[str, str, str, str, int]] = [
+    ("connection string with a password", "://",
+     r"\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@'\"<>]{0,64}:((?!\d+/)[^\s'\"<>]{1,128}?)@(?=[^\s/@]*[\w\]])(?![^\s/@]*@)", "u", 1),
+    ("password on a command line",
+     "-u|--user", r"\b(?:curl|wget|http|https|xh|httpie)\b[^\n]*?\s(?:-u|--user)[ \t=]+['\"]?[^\s:'\"]*:([^\s'\"]+)", "", 1),
+    ("password on a command line", "mysql", r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p([^\s\-'\"][^\s'\"]*)", "", 1),
+    ("password on a command line", "sshpass", r"\bsshpass\s+-p\s*['\"]?([^\s'\"]+)", "", 1),
+    ("password on a command line",
+     "--", r"(?:^|\s)--(?:password|passwd|pass|token|secret|api-key|apikey)[ =]['\"]?([^\s'\"\-][^\s'\"]*)", "i", 1),
+    ("password on a command line", "login", r"\b(?:docker|podman|helm|oras|nerdctl|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+['\"]?([^\s'\"]+)", "", 1),
+    ("password on a command line", "htpasswd", r"\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+['\"]?([^\s'\"]+)", "", 1),
+    ("password on a command line", "convertto-securestring", r"ConvertTo-SecureString\s+(?:-String\s+)?(\"[^\"\n]+\"|'[^'\n]+')", "i", 1),
+    ("password in .netrc", "machine", r"\bmachine[ \t]+\S+[\s\S]{0,80}?\blogin[ \t]+\S+[\s\S]{0,80}?\bpassword[ \t]+(\S+)", "", 1),
+    ("bearer token",
+     "authorization", r"\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey|api-key|sso-key)?\s*"
+     r"([A-Za-z0-9._~+/=:-]{12,})", "i", 1),
+    ("bearer token", "bearer", r"\bBearer[ \t]+([A-Za-z0-9._~+/-]{20,}=*)", "", 1),
+    ("Docker auth", "\"", r"\"(?:auth|identitytoken|registrytoken)\"\s*:\s*\"([A-Za-z0-9+/=._-]{12,})\"", "", 1),
+    ("password or secret",
+     "</", r"<([\w:.-]*(?:password|passwd|secret|token|apikey|api_key|credential)[\w:.-]*)>([^<\n]{4,})</\1>", "i", 2),
+    ("password or secret",
+     "value", r"\b(?:key|name)\s*=\s*\"[^\"]*(?:secret|password|token|apikey|api_key|connectionstring)[^\"]*\"\s+"
+     r"value\s*=\s*\"([^\"]{4,})\"", "i", 1),
+    ("password or secret", ":", r"(?m)^(?![0-9a-fA-F:]+$)[\w.*\-]+:(?:\d{1,5}|\*):[\w*\-]+:[\w*.\-@]+:(\S+)$", "", 1),  # .pgpass
+    ("private key", "private-lines", r"(?m)^Private-Lines:[ \t]*\d+[ \t]*\r?\n((?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|$))+)", "", 1),
+    ("private key", "private-mac", r"\bPrivate-MAC:[ \t]*([0-9a-fA-F]{20,})", "", 1),
+    ("password or secret", " / ", r"\b(?:admin|root|user|login|username)[ \t]+/[ \t]+(\S{6,})", "ic", 1),
+]
+PLACES: list[tuple[str, tuple[str, ...], re.Pattern[str], int, Callable[[str], bool]]] = [
+    (kind, tuple(n.split("|")), re.compile(p, re.IGNORECASE if "i" in f else 0), group, _CHECKS[f.replace("i", "")])
+    for kind, n, p, f, group in _PLACE_RULES
+]
+
+TABLE_SECRET_COLUMN = re.compile(
+    r"(?i)^(?:\*\*)?(?:password|passwd|pass|pwd|secret|token|api[ _-]?key|secret[ _-]?key|access[ _-]?token|"
+    r"mot de passe|heslo|пароль|passwort|contraseña|chiave(?: api)?|clé(?: api)?|jeton|токен|credentials?)(?:\*\*)?$"
+)

@@ -1,0 +1,24 @@
+"""Every chunk of every note under ../shared/data: the negatives the detectors are judged on (none of
+these notes holds a real secret or an instruction aimed at a model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+EXTENSIONS = (".md", ".texy", ".txt", ".rst", ".org")
+
+
+def shared_chunks(root: Path = SHARED) -> list[tuple[str, str, str]]:
+    """(path, heading, text) of every chunk, chunked as the index chunks notes."""
+    from ragdesk.core.chunking import ChunkOptions, chunk_note
+    from ragdesk.core.loader import LoadOptions, read_note
+    from ragdesk.core.walk import walk_notes
+
+    files, _ = walk_notes(root, LoadOptions(extensions=EXTENSIONS))
+    out = []
+    for f in files:
+        note, _ = read_note(f)
+        if note is not None:
+            out += [(c.path, c.heading, c.text) for c in chunk_note(note, ChunkOptions())]
+    return out
