@@ -34,6 +34,17 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def shared_chunks() -> list[tuple[str, str, str]]:
+    """(path, heading, text) of every chunk of ../shared/data, chunked once for the session: the
+    negatives the secret and injection detectors are judged on."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not available")
+    from .data.negatives import shared_chunks as chunk_all
+
+    return chunk_all(SHARED_DATA)
+
+
 @pytest.fixture(params=["compiled", "python"])
 def text_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with the compiled text kernel (ragdesk/core/_text.c) and with its Python twins."""

@@ -37,6 +37,7 @@ class ExplanationPane(QWidget):
     """Shows one hit at a time (`show_hit`); holds the pinned hit that others are compared with."""
 
     pin_changed = Signal(object)  # Hit | None, after the user pinned or unpinned
+    secrets_reveal_requested = Signal(int)  # chunk id: the person asked to see the chunk's secrets
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -44,6 +45,11 @@ class ExplanationPane(QWidget):
         self.result: SearchResult | None = None
         self.pinned: Hit | None = None
         self.chunk_title = self._label("chunkTitle", texts.NO_SELECTION, wrap=True)
+        self.reveal_button = QPushButton(texts.REVEAL_SECRETS, self)
+        self.reveal_button.setObjectName("revealSecretsButton")
+        self.reveal_button.setToolTip(texts.REVEAL_TIP)
+        self.reveal_button.hide()
+        self.reveal_button.clicked.connect(self._on_reveal_button_clicked)
         self.ranks_label = self._label("ranksLabel")
         self.fusion_label = self._label("fusionLabel", wrap=True)
         self.fusion_label.hide()
@@ -102,7 +108,7 @@ class ExplanationPane(QWidget):
         self.splitter.addWidget(table_box)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 0, 0, 0)
-        for widget in (self.chunk_title, self.ranks_label, self.fusion_label, self.splitter):
+        for widget in (self.chunk_title, self.reveal_button, self.ranks_label, self.fusion_label, self.splitter):
             layout.addWidget(widget)
 
     def _label(self, name: str, text: str = "", wrap: bool = False) -> QLabel:
@@ -120,10 +126,13 @@ class ExplanationPane(QWidget):
         findings: list[Finding] | None = None,
         stale: bool = False,
         context: list[str] | None = None,
+        shown: Hit | None = None,
     ) -> None:
-        """Show `hit` of `result` (None: the "select a result" line and empty tables)."""
+        """Show `hit` of `result` (None: the "select a result" line and empty tables); `shown` is the hit
+        with its secrets masked, drawn instead of it until the person reveals them."""
         self.hit, self.result = hit, result
         self.ranks_label.clear()
+        self.reveal_button.setVisible(hit is not None and shown is not None)
         if hit is None:
             self.chunk_title.setText(texts.NO_SELECTION)
             self.chunk_view.clear()
@@ -133,8 +142,9 @@ class ExplanationPane(QWidget):
             self.formula_label.clear()
             self._update_compare()
             return
-        self.chunk_title.setText(texts.chunk_title_html(hit, stale))
-        self.chunk_view.setHtml(texts.chunk_body_html(hit.text, spans or [], findings or [], context or []))
+        drawn = shown or hit
+        self.chunk_title.setText(texts.chunk_title_html(drawn, stale))
+        self.chunk_view.setHtml(texts.chunk_body_html(drawn.text, spans or [], findings or [], context or []))
         self.breakdown_model.set_rows(hit.explain)
         self._fit_columns()
         self.fusion_label.setVisible(hit.fusion is not None)
@@ -183,6 +193,10 @@ class ExplanationPane(QWidget):
         """Pin the shown result; unpin when the shown one is the pinned one."""
         hit = self.hit
         self.set_pinned(hit if hit is not None and (self.pinned is None or self.pinned.key != hit.key) else None)
+
+    def _on_reveal_button_clicked(self) -> None:
+        if self.hit is not None:
+            self.secrets_reveal_requested.emit(self.hit.chunk_id)
 
     def _on_pin_clicked(self, checked: bool) -> None:
         self.set_pinned(self.hit if checked else None)

@@ -88,12 +88,13 @@ def smoke_test() -> int:
         what = "hybrid results after the meaning index" if "hits" in outcome else "results"
         print(f"smoke test failed: no {what} from the sample notes", file=sys.stderr)
         return 1
+    from ..core.injection import look_alike_count
     from ..core.kernels import ranking_name, text_name
 
     hybrid = f"meaning index and hybrid search in {outcome['hybrid_s']:.1f} s" if meaning else f"BM25 only ({why})"
     print(
         f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
-        f"ranking: {ranking_name()}, text: {text_name()}, {hybrid}"
+        f"ranking: {ranking_name()}, text: {text_name()}, {hybrid}, look-alike letters: {look_alike_count()}"
     )
     return 0
 

@@ -20,6 +20,8 @@ HtmlRole = Qt.ItemDataRole.UserRole + 3  # rich text for the snippet delegate
 ShareRole = Qt.ItemDataRole.UserRole + 4  # float in [0, 1] for a breakdown bar
 
 Index = QModelIndex | QPersistentModelIndex
+SECRET_MARK = "••• "  # a result whose secrets are shown masked (a glyph every font has)
+SECRET_TIP = "Holds a key, token or password, shown as •••; select it and click “Reveal secrets” to see it."
 SNIPPET_CHARS = 260  # about three lines of the snippet column at the default window size
 
 
@@ -135,6 +137,8 @@ class ResultsModel(_TableModel):
         self.stale: set[int] = set()
         self.excluded: set[tuple[str, int, int]] = set()  # passages the user unticked (Hit.key: path, span)
         self.findings: dict[int, list[Finding]] = {}  # chunk id -> instruction-like passages
+        self.masked: dict[int, Hit] = {}  # chunk id -> the hit with its secrets as •, shown until revealed
+        self.revealed: set[int] = set()  # chunks whose secrets the person chose to see
         self._max_bm25 = 1.0
 
     def set_grouped(self, grouped: bool) -> None:
@@ -167,9 +171,10 @@ class ResultsModel(_TableModel):
         highlights: dict[int, list[tuple[int, int, str]]],
         stale: set[int],
         findings: dict[int, list[Finding]],
+        masked: dict[int, Hit] | None = None,
     ) -> None:
-        """Show a result; `findings` (chunk id -> instruction-like passages) were found by the search
-        worker, off the GUI thread."""
+        """Show a result; `findings` (chunk id -> instruction-like passages) and `masked` (chunk id -> the
+        hit with its secrets masked) were found by the search worker, off the GUI thread."""
         self.beginResetModel()
         set_query_terms([t.term for t in result.terms])
         self.result = result
@@ -178,12 +183,14 @@ class ResultsModel(_TableModel):
         self.highlights = highlights
         self.stale = stale
         self.findings = findings
+        self.masked, self.revealed = masked or {}, set()
         self._max_bm25 = max((sum(r.contribution for r in h.explain) for h in self.hits), default=0.0) or 1.0
         self.endResetModel()
 
     def clear(self) -> None:
         self.beginResetModel()
         self.result, self.hits, self.highlights, self.stale, self.findings = None, [], {}, set(), {}
+        self.masked, self.revealed = {}, set()
         self.all_hits, self.folded = [], {}
         self.endResetModel()
 
@@ -195,6 +202,21 @@ class ResultsModel(_TableModel):
         """The hit shown in `row` (None outside the list); what paint paths and the window read."""
         return self.hits[row] if 0 <= row < len(self.hits) else None
 
+    def shown(self, hit: Hit) -> Hit:
+        """`hit` as the window shows it: its secrets masked unless revealed for this chunk."""
+        masked = self.masked.get(hit.chunk_id)
+        return hit if masked is None or hit.chunk_id in self.revealed else masked
+
+    def is_masked(self, hit: Hit) -> bool:
+        return hit.chunk_id in self.masked and hit.chunk_id not in self.revealed
+
+    def reveal(self, chunk_id: int) -> None:
+        """Show this chunk's secrets as they are (for this result only: a new search masks them again)."""
+        self.revealed.add(chunk_id)
+        row = next((i for i, h in enumerate(self.hits) if h.chunk_id == chunk_id), None)
+        if row is not None:
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
+
     def title_text(self, row: int) -> str:
         """A result's first line: the note and its heading trail (and marks, page, folded chunks)."""
         return str(self.data(self.index(row, self.COL_SOURCE)) or "")
@@ -202,7 +224,9 @@ class ResultsModel(_TableModel):
     def passage_html(self, row: int) -> str | None:
         """The passage of the row's chunk that holds the most query terms, highlighted in their colours."""
         hit = self.hit_at(row)
-        return None if hit is None else highlighted_html(hit.text, self.highlights.get(hit.chunk_id, []), SNIPPET_CHARS)
+        if hit is None:
+            return None
+        return highlighted_html(self.shown(hit).text, self.highlights.get(hit.chunk_id, []), SNIPPET_CHARS)
 
     def snippet_html(self, row: int) -> str | None:
         """A result as a person reads it: the title line in bold, then the passage."""
@@ -241,6 +265,8 @@ class ResultsModel(_TableModel):
                 return f"{hit.score:.4f}" if hit.fusion is not None else f"{hit.score:.3f}"
             if col == self.COL_SOURCE:
                 marks = ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
+                marks += SECRET_MARK if self.is_masked(hit) else ""
+                hit = self.shown(hit)
                 heading = f" › {shown(hit.heading)}" if hit.heading else ""
                 more = self.folded.get(hit.chunk_id, 0)
                 folded = f"  (+{more} more in this note)" if more else ""
@@ -248,7 +274,7 @@ class ResultsModel(_TableModel):
                     return marks + hit.shown_path + f" › p. {hit.page}" + heading + folded
                 return marks + hit.shown_path + heading + f" :{hit.start_line}" + folded
             if col == self.COL_SNIPPET:
-                return " ".join(hit.text.split())[:300]
+                return " ".join(self.shown(hit).text.split())[:300]
         if role == HtmlRole and col == self.COL_SNIPPET:
             return self.snippet_html(index.row())
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -257,6 +283,8 @@ class ResultsModel(_TableModel):
                 tips.append("This note changed on disk since it was indexed; refresh (F5) to update.")
             if hit.chunk_id in self.findings:
                 tips.append("Instruction-like text: " + describe(self.findings[hit.chunk_id]))
+            if self.is_masked(hit):
+                tips.append(SECRET_TIP)
             if col == self.COL_BAR:
                 tips.append(", ".join(f"{r.term}: {r.contribution:.3f}" for r in hit.explain if r.contribution))
             return "\n".join(tips) or None

@@ -121,7 +121,7 @@ class ResultsPane(QWidget):
         """Show the hits of `outcome` (or `empty_text` when there are none), keeping the selected chunk."""
         previous = self.current_hit()
         result = outcome.result
-        self.model.set_result(result, outcome.highlights, outcome.stale, outcome.findings)
+        self.model.set_result(result, outcome.highlights, outcome.stale, outcome.findings, outcome.masked)
         if result.hits:
             welcome = self.empty_label.text().startswith(WELCOME) and result.query == self.welcome_query
             self.empty_label.setVisible(welcome)

@@ -16,6 +16,7 @@ from ..core.paths import shown
 from ..core.prompt import Prompt
 from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
+from ..core.secrets import mask
 from .delegates import swatch
 from .models import highlighted_html, term_color
 
@@ -28,6 +29,13 @@ def ordinal(n: int) -> str:
     """1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, … 21st."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+REVEAL_SECRETS = "Reveal secrets"
+REVEAL_TIP = (
+    "This chunk holds a key, token or password, shown as •••. Reveal shows it here for this chunk only;\n"
+    "the prompt stays redacted unless “Include secrets in this copy” is ticked."
+)
 
 
 def chunk_title_html(hit: Hit, stale: bool) -> str:
@@ -98,7 +106,7 @@ def ranks_text(ranks: dict[str, int | None]) -> str:
 
 def compare_text(selected: Hit | None, pinned: Hit) -> str:
     """The line above the compare table: what is pinned and, with another selected, the score gap."""
-    where = f"{html.escape(pinned.shown_path)} :{pinned.start_line}"
+    where = f"{html.escape(mask(pinned.shown_path))} :{pinned.start_line}"
     if selected is None or selected.chunk_id == pinned.chunk_id:
         return f"Pinned: {where}. Select another result to compare."
     diff = selected.score - pinned.score
@@ -147,9 +155,9 @@ def prompt_info_text(prompt: Prompt, secrets_allowed: bool) -> str:
     for n, findings in prompt.flagged:
         info += f" · ⚠ [{n}] has instruction-like text ({findings[0].reason}); it is quoted as data"
     if prompt.secrets:
-        where = ", ".join(f"[{n}] line {sec.line}: {sec.kind}" for n, sec in prompt.secrets)
+        where = prompt.secret_places()
         state = "included in this copy" if secrets_allowed else "redacted"
-        info += f" · 🔒 {len(prompt.secrets)} secret(s) {state} ({where})"
+        info += f" · {len(prompt.secrets)} secret(s) {state} ({where})"
     return info
 
 

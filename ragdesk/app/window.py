@@ -24,6 +24,7 @@ from ..core.paths import shown
 from ..core.prompt import Prompt
 from ..core.reader import IndexReader
 from ..core.results import Hit
+from ..core.secrets import Scrubber
 from . import texts
 from .actions import build_menus, shortcuts_html
 from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog
@@ -143,6 +144,7 @@ class MainWindow(QMainWindow):
         results.grouping_changed.connect(self._update_prompt)
         results.model.inclusion_changed.connect(self._update_prompt)
         why.copy_explanation_button.clicked.connect(self.copy_explanation)
+        why.secrets_reveal_requested.connect(self._on_secrets_reveal_requested)
         prompt.settings_changed.connect(self._update_prompt)
         prompt.instructions_requested.connect(self.edit_instructions)
         prompt.prompt_copied.connect(self._on_prompt_copied)
@@ -389,6 +391,7 @@ class MainWindow(QMainWindow):
         self.explanation_pane.show_hit(
             hit,
             model.result,
+            shown=model.shown(hit) if model.is_masked(hit) else None,
             spans=model.highlights.get(hit.chunk_id, []),
             findings=model.findings.get(hit.chunk_id, []),  # found once, when the results arrived
             stale=hit.chunk_id in model.stale,
@@ -396,6 +399,10 @@ class MainWindow(QMainWindow):
         )
         self.explanation_pane.ranks_pending()
         self._ranks_timer.start()
+
+    def _on_secrets_reveal_requested(self, chunk_id: int) -> None:
+        self.results_model.reveal(chunk_id)
+        self._on_hit_selected(self.current_hit())
 
     def _on_ranks_timer_timeout(self) -> None:
         hit = self.current_hit()
@@ -425,7 +432,9 @@ class MainWindow(QMainWindow):
         if hit is None:
             return
         header = f"Why “{self.search_field.text()}” ranked {hit.shown_path} › {shown(hit.heading)} #{hit.rank}:"
-        QGuiApplication.clipboard().setText(explanation_text(hit.explain, hit.score, header))
+        scrub = Scrubber(self.search_field.text())  # the clipboard leaves the machine: no secret on it
+        text = explanation_text(hit.explain, hit.score, header)
+        QGuiApplication.clipboard().setText("\n".join(scrub.text(line) for line in text.split("\n")))
         self.statusBar().showMessage("Copied explanation", SHORT_MS)
 
     # ---- prompt ------------------------------------------------------------------------------

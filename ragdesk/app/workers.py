@@ -40,7 +40,7 @@ from ..core.orphans import serve_one
 from ..core.params import IndexSettings, SearchParams
 from ..core.prompt import Excerpt
 from ..core.reader import IndexReader
-from ..core.results import SearchResult
+from ..core.results import Hit, SearchResult
 from ..core.store import IndexDamaged
 from ..core.whynot import NotIndexed, why_not
 from .texts import NOT_DERIVED
@@ -287,6 +287,7 @@ class SearchOutcome:
     highlights: dict[int, list[tuple[int, int, str]]] = field(default_factory=dict)  # chunk id -> spans
     stale: set[int] = field(default_factory=set)
     findings: dict[int, list[Finding]] = field(default_factory=dict)  # chunk id -> instruction-like passages
+    masked: dict[int, Hit] = field(default_factory=dict)  # chunk id -> the hit with its secrets masked (shown)
     total: int = 0  # chunks matching any query term (the list shows the first k)
     pinned_rows: list[TermRow] = field(default_factory=list)
     pinned_score: float = 0.0
@@ -342,8 +343,9 @@ class SearchWorker(QObject):
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
             findings = {h.chunk_id: f for h in result.hits if (f := Excerpt.of(h).findings)}
+            masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
             total = lib.count_matches(request.query, request.analyzer) if mode == "bm25" else len(result.hits)
-            outcome = SearchOutcome(request, result, highlights, stale, findings, total, library=lib)
+            outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = lib.explain(
                     request.query, request.pinned, request.analyzer, request.k1, request.b

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.paths import shown
+from ..core.secrets import Scrubber
 from .library import (
     CliError,
     analyzer_config,
@@ -159,15 +160,17 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
         result.mode_reason = args.mode_reason
         why = _why_not(lib, args, params, embedder) if args.why_not else None
+        scrub = _scrubber(args, args.query)
         if args.json:
             data = result.to_json(with_explain=True)
             if why is not None:
                 data["why_not"] = why.to_json()
-            print(json.dumps(data, ensure_ascii=False, indent=2))
+            print(json.dumps(_scrubbed_json(data, scrub), ensure_ascii=False, indent=2))
         else:
-            print_hits(result, args.explain)
+            print_hits(result, args.explain, scrub)
             if why is not None:
-                print_why_not(why)
+                print_why_not(why, scrub)
+            _say_redacted(scrub)
         return 0
     try:
         lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
@@ -191,7 +194,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             query.encode("utf-8")  # a lone surrogate (\ud800) is not text
             out = lib.search(query, params, explain=args.explain, embedder=embedder, partial=args.partial)
             out.mode_reason = args.mode_reason
-            print(json.dumps({"id": qid, **out.to_json(args.explain)}, ensure_ascii=False))
+            data = _scrubbed_json(out.to_json(args.explain), _scrubber(args, query))
+            print(json.dumps({"id": qid, **data}, ensure_ascii=False))
         except (ValueError, UnicodeEncodeError) as exc:
             failed += 1
             error = str(exc) if not isinstance(exc, UnicodeEncodeError) else "query is not valid Unicode text"
@@ -199,6 +203,37 @@ def cmd_search(args: argparse.Namespace) -> int:
     if failed:
         raise CliError(f"{failed} of {total} queries failed (see their error lines)")
     return 0
+
+
+def _scrubber(args: argparse.Namespace, query: str) -> Scrubber | None:
+    """What redacts secrets in a search's output; None with --allow-secrets."""
+    return None if args.allow_secrets else Scrubber(query)
+
+
+def _scrubbed_json(data: dict[str, Any], scrub: Scrubber | None) -> dict[str, Any]:
+    """A search's JSON as it may leave: secrets redacted (counted in `secrets_redacted`) unless allowed."""
+    if scrub is None:
+        return {**data, "secrets_redacted": 0}
+    clean = scrub.json(data)
+    assert isinstance(clean, dict)
+    return {**clean, "secrets_redacted": scrub.count}
+
+
+def _scrubbed_sources(prompt: Any, scrub: Scrubber | None) -> dict[str, Any]:
+    """The prompt's excerpts and those left out, by source; secrets in file names and headings redacted."""
+    data = {
+        "excerpts": [
+            {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank, "page": e.page}
+            for i, e in enumerate(prompt.excerpts, start=1)
+        ],
+        "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
+    }
+    return data if scrub is None else scrub.json(data)  # type: ignore[return-value]
+
+
+def _say_redacted(scrub: Scrubber | None) -> None:
+    if scrub is not None and scrub.count:
+        print(f"[{scrub.count} secret(s) redacted (--allow-secrets shows them)]", file=sys.stderr)
 
 
 def _why_not(lib: Any, args: argparse.Namespace, params: Any, embedder: Any) -> Any:
@@ -245,11 +280,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
                     "secrets_redacted": bool(prompt.secrets) and not args.allow_secrets,
                     "tokens": prompt.tokens,
                     "estimator": prompt.estimator,
-                    "excerpts": [
-                        {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank, "page": e.page}
-                        for i, e in enumerate(prompt.excerpts, start=1)
-                    ],
-                    "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
+                    **_scrubbed_sources(prompt, _scrubber(args, "")),
                     "joined": prompt.joined,
                     "flagged": [{"n": n, "reasons": sorted({f.reason for f in fs})} for n, fs in prompt.flagged],
                 },
@@ -261,7 +292,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     sys.stdout.write(text)
     note = f"[{prompt.summary()} ({prompt.estimator})"
     if prompt.secrets:
-        where = ", ".join(f"[{n}] line {s.line}: {s.kind}" for n, s in prompt.secrets)
+        where = prompt.secret_places()
         verb = "left in (--allow-secrets)" if args.allow_secrets else "redacted (--allow-secrets keeps them)"
         note += f"; {len(prompt.secrets)} secret(s) {verb}: {where}"
     if prompt.dropped_for_budget:

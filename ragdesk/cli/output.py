@@ -50,21 +50,28 @@ def terminal_progress() -> Any:
     return show
 
 
-def print_hits(result: Any, explain: bool) -> None:
+def _as_is(text: str) -> str:
+    return text
+
+
+def print_hits(result: Any, explain: bool, scrub: Any = None) -> None:
+    """The ranked hits for a person; `scrub` (a secrets.Scrubber) redacts secrets in what is printed."""
     from ..core.explain import explanation_text
 
+    clean = scrub.text if scrub is not None else _as_is
     if result.reason:
         print(f"({result.reason})")
     for h in result.hits:
         where = f"{h.shown_path}" + (f" › p. {h.page}" if h.page else f":{h.start_line}-{h.end_line}")
         where += f" › {shown(h.heading)}" if h.heading else ""
-        snippet = " ".join(h.text.split())[:160]
-        print(f"{h.rank:>3}. {h.score:8.4g}  {where}\n       {snippet}")
+        snippet = " ".join(clean(h.text).split())[:160]  # redacted before it is cut, so no half key shows
+        print(f"{h.rank:>3}. {h.score:8.4g}  {clean(where)}\n       {snippet}")
         if h.fusion is not None:
             print(f"       {result.mode}: {h.fusion.describe()}")
         if explain:
             bm25 = sum(r.contribution for r in h.explain)  # the BM25 part, beneath a fused score
-            print("\n".join("       " + line for line in explanation_text(h.explain, bm25).split("\n")))
+            lines = explanation_text(h.explain, bm25).split("\n")
+            print("\n".join("       " + clean(line) for line in lines))
     print(
         f"N = {result.n_docs}, avgdl = {result.avgdl:.2f}, mode = {result.mode}, analyzer = {result.analyzer}, "
         f"k1 = {result.k1:g}, b = {result.b:g}, {result.took_ms:.1f} ms"
@@ -73,20 +80,22 @@ def print_hits(result: Any, explain: bool) -> None:
         print(f"mode: {result.mode_reason}")
 
 
-def print_why_not(why: Any) -> None:
+def print_why_not(why: Any, scrub: Any = None) -> None:
+    clean = scrub.text if scrub is not None else _as_is
     rank = f"ranks {why.rank}" if why.rank else "does not rank (no query term in it)"
-    print(f"\nWhy not {shown(why.path)}? Its best chunk (#{why.chunk_id}) {rank}; BM25 score {why.score:.3f}, ", end="")
+    where = clean(shown(why.path))
+    print(f"\nWhy not {where}? Its best chunk (#{why.chunk_id}) {rank}; BM25 score {why.score:.3f}, ", end="")
     print(f"{'within' if why.gap_to_k <= 0 else f'{why.gap_to_k:.3f} below'} the top {why.k}")
     top = {r.label: r for r in why.top_terms}
     print(f"  {'term':24} {'n_t':>6} {'idf':>7} {'f':>4} {'contribution':>12} {'top hit':>8}")
     for r in why.terms:
         other = top.get(r.label)
         print(
-            f"  {r.label[:24]:24} {r.n_t:>6} {r.idf:>7.3f} {r.f:>4} {r.contribution:>12.3f} "
+            f"  {clean(r.label)[:24]:24} {r.n_t:>6} {r.idf:>7.3f} {r.f:>4} {r.contribution:>12.3f} "
             f"{(other.contribution if other else 0.0):>8.3f}"
         )
     if why.missing_terms:
-        print("  missing: " + ", ".join(why.missing_terms))
+        print("  missing: " + ", ".join(clean(t) for t in why.missing_terms))
 
 
 def print_rows(rows: list[dict[str, Any]], as_json: bool, title: str) -> int:

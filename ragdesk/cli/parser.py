@@ -8,6 +8,10 @@ import importlib.util
 from .. import __version__
 
 
+def _add_allow_secrets(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--allow-secrets", action="store_true", help=help_text)
+
+
 def _add_index_options(p: argparse.ArgumentParser) -> None:
     from ..core.chunking import CHUNKERS, ChunkOptions
     from ..core.loader import DEFAULT_MAX_BYTES
@@ -150,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="explain where the note PATH (relative to FOLDER) ranks for the query, and why not higher",
     )
+    _add_allow_secrets(p, "print secrets found in the results (keys, tokens, passwords) as they are, not redacted")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("prompt", help="print a prompt with the best excerpts for a question")
@@ -166,11 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="markdown",
         help='excerpts as quoted Markdown, or as <excerpt n="1" source="..." lines="..."> elements (default: markdown)',
     )
-    p.add_argument(
-        "--allow-secrets",
-        action="store_true",
-        help="print secrets found in the excerpts (keys, tokens, passwords) as they are, instead of redacted",
-    )
+    _add_allow_secrets(p, "print secrets found in the excerpts (keys, tokens, passwords) as they are, not redacted")
     _add_index_options(p)
     _add_query_options(p)
     p.add_argument("--json", action="store_true")

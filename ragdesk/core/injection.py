@@ -2,17 +2,24 @@
 
 Notes are data. A note that says "ignore previous instructions" is still quoted as an
 excerpt, but the user is shown that it looks like an instruction aimed at the model.
-Disguises are undone before matching: NFKC (fullwidth letters), invisible format characters
-(a zero-width space inside a word) removed, look-alike Cyrillic and Greek letters folded to
-Latin for the Latin-script patterns, and line breaks read as spaces (an instruction split over
-two lines). Findings point into the original text.
+Disguises are undone before matching, each reading of the text a "view" the patterns try:
+NFKC (fullwidth letters); format characters, the grapheme joiner and zero-width spaces removed
+and Hangul fillers read as spaces; text spelled in invisible tag characters decoded; look-alike
+letters (Unicode's confusables list) folded to Latin; words split by hyphens or spaced out
+letter by letter joined; line breaks read as spaces. Findings point into the original text.
+Measured on tests/data/injections/positives.txt and ../shared/data (tests/benchmarks/flag_rates.py).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+
+from .injection_rules import PATTERNS
 
 
 @dataclass(frozen=True)
@@ -25,80 +32,6 @@ class Finding:
     end: int
 
 
-_IGNORE = "override of earlier instructions"
-_ROLE = "tries to assign the model a new role"
-_SYSTEM = "mentions the system prompt"
-_MARKER = "chat role marker"
-
-# (pattern, reason); patterns are matched case-insensitively on the normalised text (see _view).
-_PATTERNS: list[tuple[str, str]] = [
-    # English
-    (
-        r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|any)\b"
-        r"[^.\n]{0,20}\b(instructions?|prompts?|rules|directions)\b",
-        _IGNORE,
-    ),
-    (
-        r"\b(ignore|disregard|forget)\s+(all\s+|everything\s+)?(of\s+)?(the|what(ever)?\s+(is|was|came))\s+"
-        r"(above|before|previous(ly)?|earlier)\b",
-        _IGNORE,
-    ),
-    (
-        r"\bforget\s+(everything|all(\s+that)?|what)\s+(you\s+(were|have\s+been|'ve\s+been)\s+"
-        r"(told|given|instructed)|(that\s+)?(was|has\s+been)\s+said)",
-        _IGNORE,
-    ),
-    (r"\bnew\s+(instructions?|rules|system\s+prompt)\s*:", "announces new instructions"),
-    (r"\byou are now\b|\bfrom now on,? you\b|\bact as (an? )?(unrestricted|jailbroken|different)\b", _ROLE),
-    (r"\b(system|developer) (prompt|message|instructions?)\b", _SYSTEM),
-    (r"\bdo not (tell|inform) the user\b", "asks to hide something from the user"),
-    # Czech
-    (
-        r"\b(ignoruj|ignorujte|zapomeň|zapomeňte)\b[^.\n]{0,40}\b(předchozí|dřívější|všechny|výše uvedené)\b"
-        r"[^.\n]{0,20}\b(instrukce|pokyny|příkazy)\b",
-        _IGNORE,
-    ),
-    (r"\b(nyní|teď) jsi\b|\bod teď jsi\b", _ROLE),
-    (r"\bsystémov(ý|ého|é) (prompt|pokyn)", _SYSTEM),
-    # Ukrainian
-    (
-        r"(ігноруй|ігноруйте|забудь|забудьте)[^.\n]{0,40}(попередні|усі|всі|вищезазначені)[^.\n]{0,20}"
-        r"(інструкції|вказівки|команди)",
-        _IGNORE,
-    ),
-    (r"(тепер|відтепер) ти\b", _ROLE),
-    (r"системн(ий|ого|і) (промпт|запит|інструкці)", _SYSTEM),
-    # French
-    (
-        r"\b(ignore[sz]?|oublie[sz]?)\b[^.\n]{0,40}\b(instructions|consignes)\b[^.\n]{0,20}"
-        r"\b(précédentes|antérieures|ci-dessus)\b",
-        _IGNORE,
-    ),
-    (r"\b(tu es|vous êtes) (maintenant|désormais)\b", _ROLE),
-    (r"\bprompt (du )?système\b|\bmessage système\b", _SYSTEM),
-    # Italian
-    (
-        r"\b(ignora|ignorate|dimentica)\b[^.\n]{0,40}\b(istruzioni|indicazioni)\b[^.\n]{0,20}"
-        r"\b(precedenti|sopra)\b",
-        _IGNORE,
-    ),
-    (r"\b(ora|adesso) sei\b|\bda ora in poi sei\b", _ROLE),
-    (r"\bprompt di sistema\b", _SYSTEM),
-    # German
-    (
-        r"\b(ignoriere|ignorieren sie|vergiss)\b[^.\n]{0,40}\b(vorherigen|bisherigen|obigen|alle)\b[^.\n]{0,20}"
-        r"\b(anweisungen|instruktionen|befehle)\b",
-        _IGNORE,
-    ),
-    (r"\bdu bist (jetzt|nun|ab sofort)\b", _ROLE),
-    (r"\bsystem-?prompt\b", _SYSTEM),
-    # Chat-template and role markers
-    (r"<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>", _MARKER),
-    (r"^\s*(system|assistant)\s*:", _MARKER),
-    (r"^#{1,3}\s*(system|assistant|instruction)s?\s*:?\s*$", _MARKER),
-]
-
-
 def _across_lines(pattern: str) -> str:
     """A pattern that also matches when the passage is split over lines: spaces match any white space."""
     return pattern.replace(r"[^.\n]", r"[^.]").replace(" ", r"\s+")
@@ -106,41 +39,138 @@ def _across_lines(pattern: str) -> str:
 
 # Line-anchored patterns (role markers) read line by line; the others match across line breaks.
 _COMPILED = [
-    (re.compile(p if p.startswith("^") else _across_lines(p), re.IGNORECASE | re.MULTILINE), reason)
-    for p, reason in _PATTERNS
+    (re.compile(p if p.startswith("^") else _across_lines(p), re.IGNORECASE | re.MULTILINE), reason, needles)
+    for p, reason, needles in PATTERNS
 ]
 
-# Cyrillic and Greek letters that look like Latin ones, from Unicode's confusables list; folded
-# only for matching, in a copy of the text (one character for one, so positions stay).
+_TAGS = range(0xE0000, 0xE0080)  # Unicode tag characters: invisible; E0020-E007E spell ASCII ("smuggling")
+_AS_SPACE = "\u3164\u115f\u1160\uffa0"  # Hangul fillers: blank, but letters to a regular expression
+_DROPPED = "\u034f"  # combining grapheme joiner: invisible, not a format character
+_INVISIBLE = re.compile("[\U000e0000-\U000e007f\u034f\u200b\u2060-\u2064\ufeff\u180e]")
+# A word split to hide it: "ig-nore" (a hyphen between letters), "i g n o r e" (letters spaced out).
+_SPLIT = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])|(?:(?<!\S)[^\W\d_] )+[^\W\d_](?!\S)")
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without the characters that hide words from a person but not from a model (tag
+    characters, zero-width spaces, word joiners, the combining grapheme joiner); Hangul fillers
+    become spaces. What goes into a prompt (the prompt shows what the model reads)."""
+    if text.isascii():
+        return text
+    out = _INVISIBLE.sub("", text)
+    return out.translate({ord(c): " " for c in _AS_SPACE})
+
+
+@lru_cache(maxsize=1)
+def _confusables() -> dict[int, str]:
+    """Non-ASCII letters that look like an ASCII letter (dotless ı, Cyrillic а, Armenian օ, Greek ο …),
+    from Unicode's confusables list as the confusable_homoglyphs package ships it; one character for
+    one, so positions stay. Without the package, the Cyrillic and Greek look-alikes it would give."""
+    table: dict[int, str] = {}
+    try:
+        data = json.loads(files("confusable_homoglyphs").joinpath("confusables.json").read_text(encoding="utf-8"))
+    except (ModuleNotFoundError, FileNotFoundError, ValueError):  # pragma: no cover - the package is a dependency
+        return str.maketrans(_LOOKALIKES, _LATIN)
+    for ch, entries in data.items():
+        if len(ch) != 1 or ch.isascii():
+            continue
+        latin = [e["c"] for e in entries if len(e["c"]) == 1 and e["c"].isascii() and e["c"].isalpha()]
+        if latin:
+            table[ord(ch)] = min(latin, key=lambda c: (not c.islower(), c))
+    table.update(_AS_L)
+    return table
+
+
+# The vertical strokes that the list's data folds to "i" stand for "l" as often ("tеӏӏ"): read as "l".
+_AS_L = {ord("ӏ"): "l", ord("Ӏ"): "l", ord("ǀ"): "l", ord("ⅼ"): "l"}
+def look_alike_count() -> int:
+    """How many letters are folded to Latin (thousands with Unicode's list; 53 without it)."""
+    return len(_confusables())
+
+
 _LOOKALIKES = "аеорсухіјѕԁһԛԝνοαιρτκӏɡոАЕОРСУХІЈЅНКМТВΑΒΕΗΙΚΜΝΟΡΤΧΥΖ"
 _LATIN = "aeopcyxijsdhqwvoaiptklgnAEOPCYXIJSHKMTBABEHIKMNOPTXYZ"
-_CONFUSABLES = str.maketrans(_LOOKALIKES, _LATIN)
-_FORMAT_CHARS = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+
+View = tuple[str, list[int] | None]  # a text as the patterns read it, and each character's place in the original
 
 
-def _view(text: str) -> tuple[str, list[int] | None]:
-    """The text as the patterns read it: NFKC (fullwidth letters), invisible format characters
-    removed; with a map from each of its characters back to the original (None: one for one)."""
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _FORMAT_CHARS.search(text)):
-        return text, None
+@lru_cache(maxsize=1)
+def _hidden_chars() -> re.Pattern[str]:
+    """Every character a view drops or changes: format characters (category Cf: zero-width spaces,
+    bidi marks, tag characters), the grapheme joiner, Hangul fillers."""
+    cf = [chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "Cf"]
+    extra = _DROPPED + _AS_SPACE + "".join(map(chr, range(0xE0000, 0xE0080))) + "\U000110bd\U000110cd"
+    return re.compile("[" + re.escape("".join(cf) + extra) + "]")
+
+
+def _base_views(text: str) -> list[View]:
+    """The visible text (NFKC: fullwidth letters; format characters and the grapheme joiner removed,
+    Hangul fillers as spaces) and, when there are any, the invisible text spelled in tag characters."""
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _hidden_chars().search(text)):
+        return [(text, None)]
     chars: list[str] = []
     where: list[int] = []
+    hidden: list[str] = []
+    hidden_where: list[int] = []
     for i, ch in enumerate(text):
-        if unicodedata.category(ch) == "Cf":  # zero-width spaces and joiners, soft hyphens, bidi marks
+        cp = ord(ch)
+        if cp in _TAGS:
+            if 0xE0020 <= cp <= 0xE007E:
+                hidden.append(chr(cp - 0xE0000))
+                hidden_where.append(i)
             continue
-        norm = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
+        if ch in _AS_SPACE:
+            norm = " "
+        elif ch in _DROPPED or unicodedata.category(ch) == "Cf":
+            continue
+        else:
+            norm = unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch
         chars += norm
         where += [i] * len(norm)
-    return "".join(chars), where + [len(text)]
+    views = [("".join(chars), where + [len(text)])]
+    if len(hidden) >= 8:
+        views.append(("".join(hidden), hidden_where + [len(text)]))
+    return views
+
+
+def _joined(view: View) -> View | None:
+    """The view with hidden word splits undone ("ig-nore", "i g n o r e"), or None when it has none."""
+    text, where = view
+    if not _SPLIT.search(text):
+        return None
+    keep = [True] * len(text)
+    for m in _SPLIT.finditer(text):
+        for i in range(m.start(), m.end()):
+            if text[i] in " -":
+                keep[i] = False
+    idx = where if where is not None else list(range(len(text) + 1))
+    chars = [c for c, k in zip(text, keep) if k]
+    new_where = [idx[i] for i, k in enumerate(keep) if k] + [idx[len(text)]]
+    return "".join(chars), new_where
+
+
+def _views(text: str) -> list[View]:
+    """Every reading of `text` the patterns try: visible and smuggled text, each also with look-alike
+    letters folded to Latin and with split words joined."""
+    views = _base_views(text)
+    for text_view, where in list(views):
+        if not text_view.isascii():
+            views.append((text_view.translate(_confusables()), where))
+    for view in list(views):
+        joined = _joined(view)
+        if joined is not None:
+            views.append(joined)
+    return views
 
 
 def detect_injection(text: str) -> list[Finding]:
     """Instruction-like passages in `text`, in order of appearance (overlaps merged by first reason)."""
     found: list[Finding] = []
-    view, where = _view(text)
-    views = [view] if view.isascii() else [view, view.translate(_CONFUSABLES)]
-    for pattern, reason in _COMPILED:
-        for candidate in views:
+    views = [(view, where, view.lower()) for view, where in _views(text)]
+    for pattern, reason, needles in _COMPILED:
+        for candidate, where, low in views:
+            if not any(n in low for n in needles):
+                continue
             for m in pattern.finditer(candidate):
                 start, end = m.span()
                 if where is not None:

@@ -14,7 +14,7 @@ from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
 from .chunking import HEADING_SEP
-from .injection import Finding, detect_injection
+from .injection import Finding, detect_injection, strip_invisible
 from .paths import shown
 from .secrets import Secret, find_secrets, redact
 
@@ -135,7 +135,9 @@ class Prompt:
     dropped_for_budget: list[Excerpt] = field(default_factory=list)
     flagged: list[tuple[int, list[Finding]]] = field(default_factory=list)  # (excerpt number, findings)
     estimator: str = TOKEN_ESTIMATOR
-    secrets: list[tuple[int, Secret]] = field(default_factory=list)  # (excerpt number, secret; line in the excerpt)
+    # (excerpt number, secret): its line in the excerpt, 0 for one in the excerpt's source line (file name,
+    # heading trail); excerpt number 0 for one in the question
+    secrets: list[tuple[int, Secret]] = field(default_factory=list)
     redacted: str = ""  # `text` with every secret replaced by [REDACTED kind]: what is copied unless allowed
     format: str = "markdown"
     joined: int = 0  # results joined to an overlapping excerpt of their note (see Excerpt.joined)
@@ -148,23 +150,39 @@ class Prompt:
         return self.text if allow_secrets or not self.secrets else self.redacted
 
     def secrets_json(self) -> list[dict[str, object]]:
-        """Where the secrets are, never what they are."""
-        return [{"n": n, "kind": s.kind, "line": s.line} for n, s in self.secrets]
+        """Where the secrets are, never what they are: `in` is "text", "source" or "question"."""
+        return [{"n": n, "kind": s.kind, "line": s.line, "in": _place(n, s)} for n, s in self.secrets]
+
+    def secret_places(self) -> str:
+        """Where the secrets are, for a person: "[1] line 3: AWS access key, [2] source: GitHub token"."""
+        return ", ".join(
+            {"question": f"question: {s.kind}", "source": f"[{n}] source: {s.kind}"}.get(
+                _place(n, s), f"[{n}] line {s.line}: {s.kind}"
+            )
+            for n, s in self.secrets
+        )
 
 
-def format_excerpt(number: int, excerpt: Excerpt, fmt: str = "markdown", text: str | None = None) -> str:
+def _place(n: int, secret: Secret) -> str:
+    return "question" if n == 0 else "source" if secret.line == 0 else "text"
+
+
+def format_excerpt(
+    number: int, excerpt: Excerpt, fmt: str = "markdown", text: str | None = None, source: str | None = None
+) -> str:
     """One excerpt: Markdown (a numbered header, every line quoted with "> ") or XML (an <excerpt>
-    element, text escaped). `text` replaces the excerpt's own (a redacted copy)."""
-    body = (excerpt.text if text is None else text).strip("\n")
+    element, text escaped). `text` and `source` replace the excerpt's own (a redacted copy)."""
+    body = strip_invisible(excerpt.text if text is None else text).strip("\n")
+    source = excerpt.source if source is None else source
     if fmt == "xml":
         where = (
             f'page="{excerpt.page}"' if excerpt.page is not None else f'lines="{excerpt.start_line}-{excerpt.end_line}"'
         )
-        source = xml_escape(excerpt.source, {'"': "&quot;"})
+        source = xml_escape(source, {'"': "&quot;"})
         return f'<excerpt n="{number}" source="{source}" {where}>\n{xml_escape(body)}\n</excerpt>'
     lines = body.split("\n")
     where = "" if excerpt.page is not None else f", lines {excerpt.start_line}–{excerpt.end_line}"  # a PDF: its page
-    header = f"[{number}] ({excerpt.source}{where})"
+    header = f"[{number}] ({source}{where})"
     return header + "\n" + "\n".join(("> " + line).rstrip() for line in lines)
 
 
@@ -212,7 +230,8 @@ def build_prompt(
     An excerpt that would push the prompt over the budget is left out (and reported), never cut.
     One that overlaps an excerpt taken already (neighbouring chunks of a note share ~20 words) is
     joined to it, so no words are pasted twice; it does not count towards `k`. Secrets in the
-    excerpts are listed, and left out of `Prompt.redacted`.
+    excerpts, their sources (file names, heading trails) and the question are listed, and left out of
+    `Prompt.redacted`.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown prompt format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -246,10 +265,13 @@ def build_prompt(
     found: list[tuple[int, Secret]] = []
     for i, ex in enumerate(ordered, start=1):
         parts.append(format_excerpt(i, ex, fmt))
-        body = ex.text.strip("\n")  # as format_excerpt quotes it, so secrets' lines are the excerpt's lines
-        secrets = find_secrets(body)
-        found += [(i, s) for s in secrets]
-        clean.append(format_excerpt(i, ex, fmt, redact(body, secrets)) if secrets else parts[-1])
+        body = strip_invisible(ex.text).strip("\n")  # as format_excerpt quotes it: secrets' lines are its lines
+        secrets, in_source = find_secrets(body), find_secrets(ex.source)
+        found += [(i, replace(s, line=0)) for s in in_source] + [(i, s) for s in secrets]
+        if secrets or in_source:
+            clean.append(format_excerpt(i, ex, fmt, redact(body, secrets), redact(ex.source, in_source)))
+        else:
+            clean.append(parts[-1])
         findings = ex.findings
         if findings:
             flagged.append((i, findings))
@@ -261,8 +283,12 @@ def build_prompt(
         )
         parts.append(empty)
         clean.append(empty)
-    tail = ([closing] if closing else []) + [f"Question: {question.strip()}"]
+    question = strip_invisible(question).strip()
+    tail = ([closing] if closing else []) + [f"Question: {question}"]
+    in_question = find_secrets(question)
+    found = [(0, s) for s in in_question] + found
+    clean_tail = tail[:-1] + [f"Question: {redact(question, in_question)}"]
     text = "\n\n".join(parts + tail) + "\n"
-    redacted = "\n\n".join(clean + tail) + "\n"
+    redacted = "\n\n".join(clean + clean_tail) + "\n"
     tokens = estimate_tokens(text)
     return Prompt(text, ordered, tokens, dropped, flagged, secrets=found, redacted=redacted, format=fmt, joined=joins)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .dense import Fusion
 from .explain import TermRow
 from .paths import shown
+from .secrets import find_secrets, mask
 
 
 @dataclass
@@ -43,6 +44,15 @@ class Hit:
     def shown_path(self) -> str:
         """`path` as a person sees it (see paths.shown); `path` itself opens the file."""
         return shown(self.path)
+
+    def masked(self) -> Hit | None:
+        """This hit as the window shows it until the person reveals it: each secret in its text, file
+        name and heading trail as • (same lengths, so highlights still fit); None when it holds none."""
+        found = [find_secrets(s) for s in (self.text, self.path, self.heading)]
+        if not any(found):
+            return None
+        text, path, heading = (mask(s, f) for s, f in zip((self.text, self.path, self.heading), found))
+        return replace(self, text=text, path=path, heading=heading)
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {

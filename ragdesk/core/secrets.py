@@ -267,3 +267,40 @@ def mask(text: str, secrets: list[Secret] | None = None) -> str:
             if chars[i] not in "\n\r":
                 chars[i] = MASK
     return "".join(chars)
+
+
+class Scrubber:
+    """Redacts what leaves the machine in a search's output: the secrets in every string, and the
+    pieces of a secret typed into the query itself (its terms, stems and trigrams in the explanation)."""
+
+    def __init__(self, query: str = "") -> None:
+        self.pieces = [query[s.start : s.end].lower() for s in find_secrets(query)]
+        self.count = 0  # secrets redacted so far
+
+    def text(self, s: str) -> str:
+        found = find_secrets(s)
+        self.count += len(found)
+        out = redact(s, found) if found else s
+        if self.pieces:
+            low = out.lower()
+            if len(low.strip("_ ")) >= 3 and any(low.strip("_ ") in p for p in self.pieces):
+                self.count += 1
+                return "[REDACTED]"
+            for piece in self.pieces:
+                at = low.find(piece)
+                while at >= 0:
+                    self.count += 1
+                    out = out[:at] + "[REDACTED]" + out[at + len(piece) :]
+                    low = out.lower()
+                    at = low.find(piece)
+        return out
+
+    def json(self, data: object) -> object:
+        """`data` (a search's JSON) with every string scrubbed; numbers and keys as they are."""
+        if isinstance(data, str):
+            return self.text(data)
+        if isinstance(data, list):
+            return [self.json(v) for v in data]
+        if isinstance(data, dict):
+            return {k: self.json(v) for k, v in data.items()}
+        return data

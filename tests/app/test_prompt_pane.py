@@ -128,3 +128,42 @@ def test_overlapping_results_of_a_note_are_pasted_once(make_window, tmp_path: Pa
     assert w.prompt_info.text().startswith("1 excerpt, ")
     assert f" · {n - 1} result(s) joined to the overlapping excerpt of their note" in w.prompt_info.text()
     assert w.prompt_preview.toPlainText().count("w071") == 1  # in the overlap of two chunks: pasted once
+
+
+def test_result_cards_and_the_explanation_show_secrets_masked_until_revealed(  # type: ignore[no-untyped-def]
+    make_window, tmp_path: Path, qtbot
+) -> None:
+    """The window shows a chunk's secrets as ••• (its title line and file name too) until the person
+    clicks "Reveal secrets" for that chunk; the prompt stays redacted either way."""
+    token = "ghp_" + "Zq8" * 12
+    folder = write_notes(
+        tmp_path / "n",
+        {
+            f"keys/{token}.md": "# Deploy\n\nThe deploy bot's token is in this file's name.\n",
+            "db.md": "# Deploy database\n\nDeploy with DB_PASSWORD=Tr0ub4dor&3xyz and restart.\n",
+            "plain.md": "# Deploy notes\n\nNothing secret about how we deploy.\n",
+        },
+    )
+    w = open_window(make_window, qtbot, folder)
+    search(qtbot, w, "deploy")
+    model, view = w.results_model, w.results_pane.view
+    rows = {model.hit_at(r).path: r for r in range(model.rowCount())}  # type: ignore[union-attr]
+    shown = {path: model.snippet_html(row) or "" for path, row in rows.items()}
+    assert "Tr0ub4dor" not in shown["db.md"] and "DB_PASSWORD=" + "•" * 14 in shown["db.md"]
+    assert token not in shown[f"keys/{token}.md"] and "•" * 40 in shown[f"keys/{token}.md"]
+    assert model.title_text(rows["db.md"]).startswith("••• db.md") and "•" not in shown["plain.md"]
+    view.selectRow(rows["db.md"])
+    reveal = w.explanation_pane.reveal_button
+    assert reveal.isVisibleTo(w) and reveal.objectName() == "revealSecretsButton"
+    assert "Tr0ub4dor" not in w.explanation_pane.chunk_view.toPlainText()
+    qtbot.mouseClick(reveal, Qt.MouseButton.LeftButton)
+    assert "DB_PASSWORD=Tr0ub4dor&3xyz" in w.explanation_pane.chunk_view.toPlainText()
+    assert "Tr0ub4dor" in (model.snippet_html(rows["db.md"]) or "") and not reveal.isVisibleTo(w)
+    assert token not in (model.snippet_html(rows[f"keys/{token}.md"]) or "")  # that chunk only
+    assert "Tr0ub4dor" not in w.prompt_preview.toPlainText() and token not in w.prompt_preview.toPlainText()
+    view.selectRow(rows[f"keys/{token}.md"])
+    assert token not in w.explanation_pane.chunk_title.text() and reveal.isVisibleTo(w)
+    qtbot.mouseClick(w.copy_explanation_button, Qt.MouseButton.LeftButton)
+    assert token not in QGuiApplication.clipboard().text() and "[REDACTED GitHub token]" in (
+        QGuiApplication.clipboard().text()
+    )

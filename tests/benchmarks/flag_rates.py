@@ -1,10 +1,11 @@
-"""How often ordinary notes are flagged: as instruction-like text, and as holding a secret, over
-every chunk of every note under ../shared/data (none of which holds a real secret).
+"""The injection flag judged like a classifier, and both detectors' flags per corpus: recall on the
+labelled instructions (tests/data/injections/positives.txt), and how many ordinary chunks of
+../shared/data are flagged as instruction-like or as holding a secret.
 
-    python tests/benchmarks/flag_rates.py [FOLDER] [--show 20]
+    python tests/benchmarks/flag_rates.py [--show 20]
 
-Prints the share of chunks flagged per corpus for each detector, and the first flagged passages so
-a person can judge whether each is a false positive.
+Prints recall per disguise, the flag rates per corpus, and the first flagged passages so a person
+can judge each. (Secret detectors are compared in secret_detectors.py.)
 """
 
 from __future__ import annotations
@@ -15,58 +16,52 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ragdesk.core.chunking import ChunkOptions, chunk_note
-from ragdesk.core.loader import LoadOptions, read_note
 from ragdesk.core.prompt import Excerpt
 from ragdesk.core.secrets import find_secrets
-from ragdesk.core.walk import walk_notes
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.data import negatives  # noqa: E402
+from tests.data.labelled import INJECTIONS, load  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", nargs="?", default=str(SHARED))
     parser.add_argument("--show", type=int, default=25, help="flagged passages to print")
     args = parser.parse_args()
-    root = Path(args.folder)
+    records = load(INJECTIONS)
+    total: Counter[str] = Counter()
+    caught: Counter[str] = Counter()
+    for r in records:
+        findings = Excerpt("note.md", "", 1, 1, r.text).findings
+        total[r.cls] += 1
+        caught[r.cls] += r.hit_by([(f.start, f.end) for f in findings])
+    print(f"Instructions flagged: {sum(caught.values())}/{len(records)} ({sum(caught.values()) / len(records):.1%})\n")
+    print("| disguise | flagged |\n|---|---:|")
+    for cls in total:
+        print(f"| {cls} | {caught[cls]}/{total[cls]} |")
     t0 = time.perf_counter()
-    files, _ = walk_notes(root, LoadOptions(extensions=(".md", ".texy", ".txt", ".rst", ".org")))
-    chunks: Counter[str] = Counter()
+    chunks = negatives.cached_shared_chunks()
+    per: Counter[str] = Counter()
     flagged: Counter[str] = Counter()
     secret: Counter[str] = Counter()
     examples: list[str] = []
-    secret_examples: list[str] = []
-    for f in files:
-        corpus = f.path.split("/", 1)[0]
-        note, _ = read_note(f)
-        if note is None:
-            continue
-        for c in chunk_note(note, ChunkOptions()):
-            chunks[corpus] += 1
-            findings = Excerpt(c.path, c.heading, c.start_line, c.end_line, c.text).findings
-            if findings:
-                flagged[corpus] += 1
-                if len(examples) < args.show:
-                    examples.append(f"{c.path}:{c.start_line}: {findings[0].reason}: “{findings[0].text[:80]}”")
-            secrets = find_secrets(c.text)
-            if secrets:
-                secret[corpus] += 1
-                if len(secret_examples) < args.show:
-                    s0 = secrets[0]
-                    secret_examples.append(f"{c.path}:{c.start_line}: {s0.kind}: “{c.text[s0.start : s0.end][:80]}”")
-    print("| corpus | chunks | instruction-like | rate | secrets | rate |\n|---|---:|---:|---:|---:|---:|")
-    for corpus in sorted(chunks):
-        n, f, x = chunks[corpus], flagged[corpus], secret[corpus]
+    for path, heading, text in chunks:
+        corpus = path.split("/", 1)[0]
+        per[corpus] += 1
+        findings = Excerpt(path, heading, 1, 1, text).findings
+        if findings:
+            flagged[corpus] += 1
+            if len(examples) < args.show:
+                examples.append(f"{path}: {findings[0].reason}: “{findings[0].text[:80]}”")
+        secret[corpus] += bool(find_secrets(text))
+    print("\n| corpus | chunks | instruction-like | rate | secrets | rate |\n|---|---:|---:|---:|---:|---:|")
+    for corpus in sorted(per):
+        n, f, x = per[corpus], flagged[corpus], secret[corpus]
         print(f"| {corpus} | {n} | {f} | {f / n:.4%} | {x} | {x / n:.4%} |")
-    total, hits, secrets_total = sum(chunks.values()), sum(flagged.values()), sum(secret.values())
-    rate, secret_rate = hits / max(total, 1), secrets_total / max(total, 1)
-    print(f"| **all** | {total} | {hits} | {rate:.4%} | {secrets_total} | {secret_rate:.4%} |")
-    print(f"\n{len(files)} files in {time.perf_counter() - t0:.0f} s; first flagged passages:", file=sys.stderr)
+    n, f, x = sum(per.values()), sum(flagged.values()), sum(secret.values())
+    print(f"| **all** | {n} | {f} | {f / max(n, 1):.4%} | {x} | {x / max(n, 1):.4%} |")
+    print(f"\n{n} chunks in {time.perf_counter() - t0:.0f} s; first flagged passages:", file=sys.stderr)
     for line in examples:
-        print("  " + line, file=sys.stderr)
-    print("first secrets found:", file=sys.stderr)
-    for line in secret_examples:
         print("  " + line, file=sys.stderr)
     return 0
 

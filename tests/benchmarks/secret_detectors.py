@@ -6,14 +6,12 @@
 A positive counts as caught when every character of each marked credential is redacted (a finding
 that leaves half a key in the prompt is a miss). detect-secrets (Yelp, `pip install detect-secrets`)
 runs its keyword and format plugins, its two entropy plugins off. The chunks of ../shared/data are
-read once and kept in ~/.cache/ragdesk-bench/chunks.pickle (0600).
+read once and kept in ~/.cache/ragdesk-bench/chunks.pickle (0600; tests/data/negatives.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import pickle
 import sys
 import time
 from collections import Counter, defaultdict
@@ -26,19 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.data import negatives  # noqa: E402
 from tests.data.labelled import SECRETS, load  # noqa: E402
 
-CACHE = Path.home() / ".cache" / "ragdesk-bench" / "chunks.pickle"
 Spans = list[tuple[int, int]]
-
-
-def shared_chunks() -> list[tuple[str, str, str]]:
-    """Every chunk of ../shared/data (tests/data/negatives.py), kept between runs in CACHE."""
-    if CACHE.exists():
-        return pickle.loads(CACHE.read_bytes())
-    out = negatives.shared_chunks()
-    CACHE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    CACHE.write_bytes(pickle.dumps(out))
-    os.chmod(CACHE, 0o600)
-    return out
 
 
 def ragdesk_spans(text: str) -> Spans:
@@ -91,7 +77,7 @@ def main() -> int:
             print("detect-secrets is not installed (pip install detect-secrets): left out", file=sys.stderr)
     detectors = {k: v for k, v in detectors.items() if k in wanted}
     records = load(SECRETS)
-    chunks = shared_chunks() if negatives.SHARED.is_dir() else []
+    chunks = negatives.cached_shared_chunks() if negatives.SHARED.is_dir() else []
     print(f"{len(records)} labelled records ({sum(len(r.spans) for r in records)} credentials); "
           f"{len(chunks)} chunks of ../shared/data as negatives\n")
     print("| detector | recall | caught | flagged chunks | flag rate | seconds |\n|---|---:|---:|---:|---:|---:|")

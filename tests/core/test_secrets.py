@@ -69,8 +69,8 @@ def test_prompt_lists_secrets_and_redacts_what_is_copied() -> None:
     p = build_prompt("how?", ex)
     assert [(n, s.kind, s.line) for n, s in p.secrets] == [(1, "AWS access key", 2), (1, "password or secret", 3)]
     assert p.secrets_json() == [
-        {"n": 1, "kind": "AWS access key", "line": 2},
-        {"n": 1, "kind": "password or secret", "line": 3},
+        {"n": 1, "kind": "AWS access key", "line": 2, "in": "text"},
+        {"n": 1, "kind": "password or secret", "line": 3, "in": "text"},
     ]
     assert "AKIAIOSFODNN7EXAMPLE" in p.text and "AKIAIOSFODNN7EXAMPLE" not in p.for_copy()
     assert "> aws key [REDACTED AWS access key]\n> password: [REDACTED password or secret]" in p.for_copy()
@@ -95,7 +95,8 @@ def test_cli_prompt_redacts_unless_allowed(tmp_path: Path, capsys: pytest.Captur
     args = ["prompt", str(folder), "how to deploy", "--index-dir", str(tmp_path / "idx")]
     assert main([*args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["secrets"] == [{"n": 1, "kind": "AWS access key", "line": 5}] and data["secrets_redacted"] is True
+    assert data["secrets"] == [{"n": 1, "kind": "AWS access key", "line": 5, "in": "text"}]
+    assert data["secrets_redacted"] is True
     assert "AKIAIOSFODNN7EXAMPLE" not in data["prompt"] and "[REDACTED AWS access key]" in data["prompt"]
     assert main(args) == 0
     out = capsys.readouterr()

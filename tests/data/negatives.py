@@ -3,10 +3,13 @@ these notes holds a real secret or an instruction aimed at a model)."""
 
 from __future__ import annotations
 
+import os
+import pickle
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 EXTENSIONS = (".md", ".texy", ".txt", ".rst", ".org")
+CACHE = Path.home() / ".cache" / "ragdesk-bench" / "chunks.pickle"  # benchmarks only: tests read afresh
 
 
 def shared_chunks(root: Path = SHARED) -> list[tuple[str, str, str]]:
@@ -21,4 +24,15 @@ def shared_chunks(root: Path = SHARED) -> list[tuple[str, str, str]]:
         note, _ = read_note(f)
         if note is not None:
             out += [(c.path, c.heading, c.text) for c in chunk_note(note, ChunkOptions())]
+    return out
+
+
+def cached_shared_chunks() -> list[tuple[str, str, str]]:
+    """shared_chunks(), kept between benchmark runs in CACHE (0600 in a 0700 folder)."""
+    if CACHE.exists():
+        return pickle.loads(CACHE.read_bytes())
+    out = shared_chunks()
+    CACHE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    CACHE.write_bytes(pickle.dumps(out))
+    os.chmod(CACHE, 0o600)
     return out

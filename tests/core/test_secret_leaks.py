@@ -1,0 +1,100 @@
+"""No planted credential leaves through any output without being allowed: the prompt (Markdown, XML,
+--json), search --json, search's text and --explain, a batch of queries; in an excerpt's text, its
+file name, its heading trail and the question itself."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import pytest
+
+from ragdesk.cli import main
+from ragdesk.core.prompt import Excerpt, build_prompt
+
+from ..conftest import write_notes
+from ..data.labelled import SECRETS, Record, load
+
+RECORDS = load(SECRETS)
+TOKEN = "ghp_" + "Zq8" * 12  # a GitHub token as a file name
+ROUTER = "Xy7!kq2Lm#rT"  # a password in a heading trail
+QUESTION_SECRET = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+
+
+def pieces(record: Record) -> list[str]:
+    """What of each marked credential must not be seen: every run of 8+ characters without spaces."""
+    out = []
+    for start, end in record.spans:
+        out += [p for p in record.text[start:end].split() if len(p) >= 8]
+    return out
+
+
+def leaked(text: str, secrets: list[str]) -> list[str]:
+    return [s for s in secrets if s in text]
+
+
+def strings(data: object) -> str:
+    """Every string in a JSON document, one a line (escapes undone)."""
+    if isinstance(data, str):
+        return data + "\n"
+    if isinstance(data, list):
+        return "".join(strings(v) for v in data)
+    if isinstance(data, dict):
+        return "".join(strings(v) for v in data.values())
+    return ""
+
+
+ALL_SECRETS = [p for r in RECORDS for p in pieces(r)] + [TOKEN, ROUTER, QUESTION_SECRET]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "xml"])
+def test_every_labelled_credential_is_redacted_in_the_prompt(fmt: str) -> None:
+    excerpts = [Excerpt(f"notes/{i}.md", "Setup", 1, 9, r.text, rank=i + 1) for i, r in enumerate(RECORDS)]
+    excerpts.append(Excerpt(f"keys/{TOKEN}.md", f"Home › Router password: {ROUTER}", 1, 2, "see the title", 999))
+    p = build_prompt(f"is {QUESTION_SECRET} still valid?", excerpts, fmt=fmt)
+    assert len(p.excerpts) == len(RECORDS) + 1
+    assert leaked(html.unescape(p.for_copy()), ALL_SECRETS) == []
+    assert sorted(set(leaked(html.unescape(p.for_copy(allow_secrets=True)), ALL_SECRETS))) == sorted(set(ALL_SECRETS))
+    places = {(n, s.line == 0) for n, s in p.secrets}
+    assert (0, False) in places and (len(RECORDS) + 1, True) in places  # the question, the source line
+    assert "question: Stripe key" in p.secret_places() and f"[{len(RECORDS) + 1}] source: GitHub token" in (
+        p.secret_places()
+    )
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A folder with one note for each record (every class, shape and language), each about deploying."""
+    notes = {f"n{i:03}.md": f"# Deploy {i}\n\nHow to deploy it:\n\n{r.text}\n" for i, r in enumerate(RECORDS)}
+    notes[f"keys/{TOKEN}.md"] = "# Deploy keys\n\nThe deploy key is in this file's name.\n"
+    notes["router.md"] = f"# Router password: {ROUTER}\n\nDeploy the router settings after a reset.\n"
+    return write_notes(tmp_path / "notes", notes), ALL_SECRETS
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    assert main(args) == 0
+    out = capsys.readouterr()
+    return out.out, out.err
+
+
+def test_no_output_of_the_command_line_carries_a_credential(planted, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    folder, secrets = planted
+    common = ["--index-dir", str(tmp_path / "idx")]
+    question = f"how do I deploy with {QUESTION_SECRET}"
+    out, _ = run(["search", str(folder), question, "-k", "400", "--json", *common], capsys)
+    data = json.loads(out)
+    assert len(data["hits"]) == len(RECORDS) + 2 and data["secrets_redacted"] > len(RECORDS)
+    assert leaked(strings(data), secrets) == []
+    out, err = run(["search", str(folder), question, "-k", "400", "--explain", *common], capsys)
+    assert leaked(out + err, secrets) == [] and "secret(s) redacted (--allow-secrets shows them)" in err
+    for extra in ([], ["--format", "xml"], ["--json"]):
+        out, err = run(["prompt", str(folder), question, "-k", "400", *extra, *common], capsys)
+        assert leaked(out + err, secrets) == [], extra
+    batch = tmp_path / "q.jsonl"
+    batch.write_text(json.dumps({"id": 1, "query": question}) + "\n", encoding="utf-8")
+    out, _ = run(["search", str(folder), "--queries", str(batch), "-k", "400", *common], capsys)
+    assert leaked(strings(json.loads(out)), secrets) == []
+    # Allowed, they are there: the checks above could fail.
+    out, _ = run(["search", str(folder), question, "-k", "400", "--json", "--allow-secrets", *common], capsys)
+    assert set(leaked(strings(json.loads(out)), secrets)) == set(secrets)
