@@ -28,14 +28,14 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.command is None:
         return _run_gui(argv)
-    from ..core.store import IndexDamaged
+    from ..core.store import IndexDamaged, IndexFolderRefused
     from ..core.walk import IgnoreFileUnreadable
 
     try:
         if hasattr(args, "k1"):
             check_bm25(args.k1, args.b)
         return handlers[args.command](args)
-    except (CliError, IgnoreFileUnreadable) as exc:
+    except (CliError, IgnoreFileUnreadable, IndexFolderRefused) as exc:
         print(f"ragdesk: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -54,6 +54,10 @@ def _run_gui(argv: list[str]) -> int:
     parser.add_argument("--index-dir", help="where the index lives")
     parser.add_argument("--smoke-test", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.index_dir is not None and not args.index_dir.strip():
+        print("ragdesk: error: --index-dir is empty text (an unset variable?): give a folder or leave it out",
+              file=sys.stderr)
+        return 2
     missing = None
     if args.folder and not Path(args.folder).is_dir():  # said here and in the window (a launcher has no terminal)
         print(f"ragdesk: error: notes folder not found: {args.folder}", file=sys.stderr)

@@ -328,6 +328,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ..core import evaluate as ev
     from ..core.analyzers import ANALYZERS
 
+    if not Path(args.folder).is_dir():  # before the questions, which would be blamed for it
+        raise CliError(f"notes folder not found: {args.folder}")
     target = Path(args.questions)
     analyzer = analyzer_config(args)
     rows: list[dict[str, Any]] = []

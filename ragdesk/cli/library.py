@@ -4,6 +4,7 @@ the search mode and its embedding model; errors a person can act on as CliError.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,14 @@ def index_settings(args: argparse.Namespace) -> Any:
     from ..core.params import IndexSettings
 
     exts = DEFAULT_EXTENSIONS
-    if args.extensions:
+    if args.extensions is not None:
         exts = tuple(e if e.startswith(".") else "." + e for e in (x.strip() for x in args.extensions.split(",")) if e)
+        odd = [e for e in exts if not re.fullmatch(r"\.[^\W_][\w.+-]*", e)]
+        if odd or not exts:
+            shown = odd[0][1:] if odd else args.extensions
+            raise CliError(f"--extensions: {shown!r} is not a file ending; give endings such as .md,.txt (no globs)")
+    if not args.max_mb > 0:  # also NaN
+        raise CliError(f"--max-mb must be more than 0 (got {args.max_mb:g}): every file would be skipped")
     try:
         return IndexSettings(
             LoadOptions(

@@ -98,9 +98,11 @@ def extract(data: bytes, timeout_s: float | None = None, clean: bool = True) -> 
         raise ValueError(NO_TEXT)
     removed = 0
     if clean:
-        pages, removed = _drop_running_lines(pages)
-        if not any(p.strip() for p in pages):  # nothing but page numbers and running lines
-            raise ValueError(NO_TEXT)
+        cleaned, removed = _drop_running_lines(pages)
+        if any(p.strip() for p in cleaned):  # else it was all lines alike (a form, a log): kept as it is
+            pages = cleaned
+        else:
+            removed = 0
     return _assemble(pages, outline, empty, removed)
 
 
@@ -133,7 +135,9 @@ def _outline(reader: Any) -> list[tuple[int, int, str]]:
 
 def _drop_running_lines(pages: list[str]) -> tuple[list[str], int]:
     """Leave out running headers and footers (a line at a page's top or bottom that recurs, digits
-    aside, on at least half of the pages, three at least) and page numbers at a page's edges."""
+    aside, on at least half of the pages, three at least) and page numbers at a page's edges; never
+    most of a page's text (a statement or a log whose every page has the same layout lost all its
+    text to this, and was then called scanned)."""
     edges = [_edge_lines(p) for p in pages]
     seen = Counter(key for lines in edges for key in {_DIGITS.sub("#", line.strip()) for line in lines})
     repeated = {key for key, n in seen.items() if key and n >= max(3, len(pages) / 2)}
@@ -146,9 +150,11 @@ def _drop_running_lines(pages: list[str]) -> tuple[list[str], int]:
         for i in nonblank[:EDGE_LINES] + nonblank[-EDGE_LINES:]:
             line = lines[i].strip()
             if _PAGE_NUMBER.match(line) or _DIGITS.sub("#", line) in repeated:
-                if keep[i]:
-                    removed += 1
                 keep[i] = False
+        dropped = sum(len(line) for line, k in zip(lines, keep) if not k)
+        if dropped * 2 > sum(len(line) for line in lines):  # most of the page: its text, not its margins
+            keep = [True] * len(lines)
+        removed += keep.count(False)
         out.append("\n".join(line for line, k in zip(lines, keep) if k))
     return out, removed
 

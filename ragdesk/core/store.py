@@ -38,6 +38,9 @@ CURRENT = "CURRENT"
 LOCK = "LOCK"
 MEANING_LOCK = "LOCK-meaning"
 DIR_MODE, FILE_MODE = 0o700, 0o600
+ROOT_MARKER, GENERATION_MARKER = "RAGDESK-INDEX", ".ragdesk-generation"  # what ragdesk may remove is marked
+MARKER_TEXT = "This folder holds a ragdesk index; ragdesk only removes what it marked as its own.\n"
+_GENERATION_NAME = re.compile(r"^gen-[0-9a-f]+-\d+$")
 LOCK_POLL_S = 0.05
 CRC_BLOCK = 1 << 22  # bytes read at a time when checksumming a file
 
@@ -48,6 +51,11 @@ class IndexDamaged(Exception):
 
 class IndexMissing(IndexDamaged):
     """No index has been built for this folder yet (a kind of IndexDamaged: both mean "build it")."""
+
+
+class IndexFolderRefused(Exception):
+    """A folder ragdesk will not keep an index in (not its own, the notes folder itself, a file…):
+    said in one line, and nothing in it is touched."""
 
 
 class IndexBusy(Exception):
@@ -61,11 +69,58 @@ def default_index_root() -> Path:
 
 
 def index_dir_for(folder: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> Path:
-    """The index folder of a notes folder: readable name plus a hash of its absolute path."""
+    """The index folder of a notes folder: `root` when given (checked: see IndexFolderRefused), else
+    a readable name plus a hash of its absolute path in the cache."""
     absolute = os.path.realpath(folder)
+    if root is not None:
+        return _checked_root(absolute, root)
     digest = hashlib.sha1(absolute.encode("utf-8")).hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(absolute).name)[:40] or "root"
-    return Path(root) if root is not None else default_index_root() / f"{name}-{digest}"
+    return default_index_root() / f"{name}-{digest}"
+
+
+def _checked_root(notes: str, root: str | os.PathLike[str]) -> Path:
+    """An index folder given by the person (--index-dir): not empty text, not a file, not the notes
+    folder or a folder inside it (the index would be walked as notes, and notes named gen-* pruned)."""
+    if str(root).strip() == "":
+        raise IndexFolderRefused("the index folder is empty text (an unset variable?): give a folder or leave it out")
+    path = Path(root)
+    if path.exists() and not path.is_dir():
+        raise IndexFolderRefused(f"the index folder {path} is a file, not a folder")
+    real = os.path.realpath(path)
+    if real == notes or real.startswith(notes.rstrip(os.sep) + os.sep):
+        raise IndexFolderRefused(f"the index folder {path} is inside the notes folder {notes}: choose one outside it")
+    return path
+
+
+def claim_root(root: Path) -> None:
+    """Make `root` an index folder before anything is written in it: a new or empty folder gets the
+    marker file; one with the marker (or an index of an earlier ragdesk) is ours; any other folder
+    is refused, so ragdesk never writes into, prunes in or changes the mode of a folder of yours."""
+    if (root / ROOT_MARKER).is_file():
+        return
+    if not root.exists():
+        private_dir(root)
+    elif any(root.iterdir()) and not _earlier_index(root):
+        raise IndexFolderRefused(
+            f"{root} is not empty and is not a ragdesk index folder: give an empty or new folder as the index folder"
+        )
+    with create_private(root / ROOT_MARKER) as fh:
+        fh.write(MARKER_TEXT.encode("utf-8"))
+
+
+def _earlier_index(root: Path) -> bool:
+    """An index written before the marker files: CURRENT names a generation that has a manifest."""
+    current = current_generation(root)
+    return current is not None and _ours(current)
+
+
+def _ours(generation: Path) -> bool:
+    """A generation ragdesk wrote: it has the generation marker, or (written before markers) a
+    generation's exact name and a manifest. Nothing else named gen-* is ever removed."""
+    if (generation / GENERATION_MARKER).is_file():
+        return True
+    return _GENERATION_NAME.match(generation.name) is not None and (generation / MANIFEST).is_file()
 
 
 def _crc(path: Path) -> int:
@@ -94,7 +149,7 @@ def private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) as folders only their owner can enter (0700)."""
     missing = [p for p in (path, *path.parents) if not p.exists()]
     path.mkdir(parents=True, exist_ok=True)
-    for p in missing + [path]:
+    for p in missing:  # a folder that was there keeps its mode
         with contextlib.suppress(OSError):
             os.chmod(p, DIR_MODE)
     return path
@@ -327,9 +382,10 @@ def load_blob(folder: Path, name: str) -> bytes:
 
 def new_generation(root: Path) -> Path:
     """A fresh, empty generation folder (not yet current)."""
-    private_dir(root)
+    claim_root(root)
     path = root / f"gen-{time.time_ns():x}-{os.getpid()}"
     path.mkdir(mode=DIR_MODE)
+    create_private(path / GENERATION_MARKER).close()
     return path
 
 
@@ -368,6 +424,8 @@ def remove_stale_temporaries(root: Path) -> None:
     .tmp-terms-*, a manifest's temporary) whose process is gone."""
     candidates = list(root.glob(".*.tmp"))
     for gen in root.glob("gen-*"):
+        if not _ours(gen):
+            continue
         try:
             candidates += [*gen.glob(".tmp-*"), *gen.glob(".*.tmp"), *gen.glob("delta/.*.tmp")]
             candidates += gen.glob("terms-*/.*.tmp")
@@ -405,7 +463,7 @@ def prune(root: Path, keep: list[Path]) -> None:
     names = {k.name for k in keep}
     newest = max((_generation_time(k.name) for k in keep), default=-1)
     for path in root.glob("gen-*"):
-        if path.name not in names and (not keep or _generation_time(path.name) < newest):
+        if path.name not in names and (not keep or _generation_time(path.name) < newest) and _ours(path):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -415,8 +473,9 @@ def build_lock(
 ) -> Iterator[None]:
     """Hold the index's build lock (an OS lock on root/LOCK, released by the OS if the process dies):
     builds of one index run one after the other. `waiting` is called once if another process holds
-    it; `cancelled` is polled meanwhile (raises IndexBusy when it says so)."""
-    private_dir(root)
+    it; `cancelled` is polled meanwhile (raises IndexBusy when it says so). Refuses a folder that is not
+    an index folder (claim_root)."""
+    claim_root(root)
     fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
     with _holding(fd, cancelled, waiting, f"another process is building the index in {root}"):
         yield

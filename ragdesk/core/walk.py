@@ -23,23 +23,44 @@ SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 
 class IgnoreFileUnreadable(Exception):
-    """The folder's .ragdeskignore exists but cannot be read: indexing stops rather than index the
-    notes it excludes."""
+    """The folder's .ragdeskignore exists but cannot be read, or holds a pattern that cannot be used:
+    indexing stops rather than index the notes it excludes."""
+
+
+MAX_DOUBLE_STARS = 6  # "a/**/" 14 times took 32 s a path in pathspec's regular expression (issue #37)
 
 
 def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | None:
-    lines = list(options.ignore)
     ignore_file = root / IGNORE_FILE
     try:
-        lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        from_file = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except FileNotFoundError:
-        pass  # no ignore file: nothing excluded but the patterns in the settings
+        from_file = []  # no ignore file: nothing excluded but the patterns in the settings
     except OSError as exc:
         raise IgnoreFileUnreadable(
             f"cannot read {ignore_file}: {exc.strerror or exc}; indexing stopped so that the notes it "
             "excludes are not indexed (fix or remove the file)"
         ) from exc
+    sources = [(f"Settings › ignore patterns line {n}", line) for n, line in enumerate(options.ignore, start=1)]
+    sources += [(f"{ignore_file} line {n}", line) for n, line in enumerate(from_file, start=1)]
+    for where, line in sources:
+        _check_pattern(where, line)
+    lines = [line for _, line in sources]
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _check_pattern(where: str, line: str) -> None:
+    """A pattern pathspec can use in bounded time, or IgnoreFileUnreadable naming its file and line."""
+    problem = None
+    if line.count("**") > MAX_DOUBLE_STARS:
+        problem = f"has more than {MAX_DOUBLE_STARS} '**' (each one more can multiply the time to match a deep path)"
+    else:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError as exc:  # GitIgnorePatternError: "!" alone, …
+            problem = f"is not a valid pattern ({exc})"
+    if problem:
+        raise IgnoreFileUnreadable(f"{where}: {line.strip()!r} {problem}; indexing stopped (fix or remove it)")
 
 
 def note_filter(root: Path, options: LoadOptions) -> NoteFilter:

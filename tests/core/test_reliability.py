@@ -118,6 +118,7 @@ def test_prune_never_touches_a_newer_generation(tmp_path: Path) -> None:
     older, published, newer = (root / f"gen-{t:x}-1" for t in (100, 200, 300))
     for g in (older, published, newer):
         g.mkdir(parents=True)
+        (g / store.GENERATION_MARKER).touch()  # written by ragdesk (it prunes nothing else)
     store.publish(root, published)
     assert not older.exists() and published.exists() and newer.exists()
 
@@ -349,6 +350,7 @@ def test_stale_temporaries_are_found_while_a_build_prunes_a_generation(
     root = tmp_path / "idx"
     for gen in ("gen-1", "gen-2"):
         (root / gen).mkdir(parents=True)
+        (root / gen / store.GENERATION_MARKER).touch()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stale = root / "gen-2" / f".tmp-terms-stems5-{int(dead.stdout)}-18c0ffee"
     stale.mkdir()
