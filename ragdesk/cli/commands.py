@@ -34,6 +34,7 @@ from .output import (
 
 # The meaning index's reason in the JSON after Ctrl+C (`ragdesk index` then exits 130).
 INTERRUPTED = "interrupted: the finished batches are kept; the next run continues"
+STOPPED = "stopped: "  # the meaning index could not be stored (e.g. a full disk)
 REPLACED = "another process updated the index meanwhile (an edit); the meaning index goes on with it"
 
 
@@ -79,6 +80,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.report:
         data["report"] = lib.report()
     status = 130 if meaning["reason"] == INTERRUPTED else 0  # Ctrl+C: the shell's exit status for SIGINT
+    if (meaning["reason"] or "").startswith(STOPPED):
+        print(f"ragdesk: error: {meaning['reason'][len(STOPPED) :]}", file=sys.stderr)
+        status = 2
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return status
@@ -102,7 +106,7 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
     interrupted run keeps its finished batches (and the refresh copied the rows of unchanged notes).
     Returns what the JSON reports."""
     from ..core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
-    from ..core.embeddings import EmbeddingCancelled, GenerationReplaced
+    from ..core.embeddings import EmbeddingCancelled, GenerationReplaced, MeaningIndexUnwritable
     from ..core.jobs import EmbeddingProgress
     from ..core.reader import IndexReader
 
@@ -137,6 +141,8 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
                     continue
                 except (EmbeddingCancelled, KeyboardInterrupt):
                     state["reason"] = INTERRUPTED
+                except MeaningIndexUnwritable as exc:
+                    state["reason"] = f"{STOPPED}{exc}"
                 break
             state["seconds"] = round(time.monotonic() - t0, 2)
             if show:

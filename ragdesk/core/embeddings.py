@@ -35,6 +35,11 @@ class EmbeddingCancelled(Exception):
     """Embedding stopped on request; the batches written so far are kept for the next run."""
 
 
+class MeaningIndexUnwritable(OSError):
+    """The meaning index could not be stored mid-way (a full disk): embedding stops at once rather than
+    go on for hours in memory; the batches stored before are kept, and the next run continues."""
+
+
 class GenerationReplaced(EmbeddingCancelled):
     """Another process published a newer generation of the index while this one embedded an older one
     (whose rows its refresh copied, or whose base it shares): embed the current one instead (reopen it),
@@ -164,8 +169,12 @@ class Plan:
                 if isinstance(self.rows, np.memmap):
                     self.rows.flush()
                 store.replace_atomically(_partial_paths(self.segment, self.name)[1], np.packbits(self.done).tobytes())
-            except OSError:
-                self.on_disk = False  # e.g. the disk filled up: finish in memory; the next run starts over
+            except OSError as exc:  # e.g. the disk filled up
+                where = _partial_paths(self.segment, self.name)[0].parent
+                raise MeaningIndexUnwritable(
+                    f"cannot store the meaning index in {where}: {exc.strerror or exc}; "
+                    "the batches embedded before are kept and the next run continues"
+                ) from exc
 
     def finish(self) -> np.ndarray:
         """The complete rows, stored under their final name when the cache is writable."""

@@ -1,0 +1,60 @@
+"""A meaning index that cannot be stored mid-way (a full disk) stops `ragdesk index` with one line
+naming the cause and exit status 2, keeping the batches stored before: never exit 0 with
+`complete: false` and no reason, after embedding the rest in memory for nothing."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ragdesk.cli import main
+from ragdesk.core import dense, store
+from ragdesk.core.dense import DEFAULT_EMBEDDER, embedder_name
+
+from ..conftest import write_notes
+
+
+class Tiny:
+    """A stand-in model: unit vectors from the text's hash (what is stored is what is tested)."""
+
+    name = embedder_name(DEFAULT_EMBEDDER)
+    batch = 2
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        rows = np.array([np.random.default_rng(sum(map(ord, t))).normal(size=8) for t in texts], np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def test_a_full_disk_while_embedding_exits_2_and_keeps_the_stored_batches(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    monkeypatch.setattr(dense, "load_embedder", lambda spec=None: Tiny())
+    folder = write_notes(tmp_path / "n", {f"n{i:02}.md": f"# Note {i}\n\nabout topic {i} and more\n" for i in range(9)})
+    real = store.replace_atomically
+    writes = {"done bits": 0}
+
+    def filling_up(path: Path, data: bytes) -> None:
+        if path.name.endswith(".done"):
+            writes["done bits"] += 1
+            if writes["done bits"] > 2:  # two batches stored, then the disk is full
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(store, "replace_atomically", filling_up)
+    idx = tmp_path / "idx"
+    assert main(["index", str(folder), "--index-dir", str(idx), "--json"]) == 2
+    out = capsys.readouterr()
+    meaning = json.loads(out.out)["meaning_index"]
+    assert meaning["reason"].startswith("stopped: cannot store the meaning index in ")
+    assert "No space left on device; the batches embedded before are kept" in meaning["reason"]
+    assert (meaning["embedded"], meaning["chunks"], meaning["complete"]) == (4, 9, False)
+    assert out.err.count("ragdesk: error: cannot store the meaning index") == 1
+    monkeypatch.setattr(store, "replace_atomically", real)  # space again: the next run continues
+    assert main(["index", str(folder), "--index-dir", str(idx), "--json"]) == 0
+    meaning = json.loads(capsys.readouterr().out)["meaning_index"]
+    assert (meaning["embedded_now"], meaning["complete"]) == (5, True)
