@@ -11,12 +11,12 @@ from typing import Any
 
 from ..core.paths import shown
 from ..core.secrets import Scrubber
+from ..core.store import is_storage_error
 from .library import (
     CliError,
     analyzer_config,
     embedder_for,
     index_settings,
-    is_storage_error,
     open_library,
     search_params,
     storage_message,
@@ -120,6 +120,8 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
         except DenseUnavailable as exc:
             state["reason"] = f"BM25 only: {exc}"
         else:
+            for line in lib.repair_meaning(embedder, verify=args.verify):
+                print(f"ragdesk: {line}", file=sys.stderr)
             t0 = run_t0 = time.monotonic()
             show = sys.stderr.isatty()
             earlier = 0  # chunks embedded into generations another process has since replaced

@@ -131,7 +131,7 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
     from ..core import embeddings
     from ..core.build import build_index
     from ..core.reader import IndexReader
-    from ..core.store import IndexDamaged, IndexMissing
+    from ..core.store import IndexDamaged, IndexMissing, is_storage_error
 
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -166,13 +166,6 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
         print(f"ragdesk: warning: index is stale: {message}", file=sys.stderr)
         return lib
     return lib
-
-
-def is_storage_error(exc: OSError) -> bool:
-    """Errors of the index's storage (full, read-only, over quota, not writable), not of the notes."""
-    import errno
-
-    return exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG)
 
 
 def storage_message(exc: OSError, folder: Path, index_dir: str | None) -> str:

@@ -11,6 +11,7 @@ batch under way, and the next run continues where this one stopped.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -67,13 +68,71 @@ def _partial_paths(segment: Segment, name: str) -> tuple[Path, Path]:
     return segment.generation / f"dense-{name}.partial.npy", segment.generation / f"dense-{name}.done"
 
 
+def _sum_path(segment: Segment, name: str) -> Path:
+    """Where a complete meaning index's size and CRC are kept (checked by `index --verify`)."""
+    return segment.generation / f"dense-{name}.sum.json"
+
+
 def load_rows(segment: Segment, name: str) -> np.ndarray | None:
-    """The segment's stored embeddings from model `name` (memory-mapped), or None."""
+    """The segment's stored embeddings from model `name` (memory-mapped), or None when there are none
+    or they are not a (chunks, dim) float16 matrix (a truncated or altered file: see rows_damage)."""
     try:
         matrix = np.load(stored_path(segment, name), mmap_mode="r")
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None
-    return matrix if matrix.shape[0] == segment.n_chunks else None
+    ok = matrix.ndim == 2 and matrix.shape[0] == segment.n_chunks and matrix.shape[1] > 0
+    if ok and matrix.dtype == np.float16 and matrix.shape[1] == _recorded(segment, name).get("dim", matrix.shape[1]):
+        return matrix
+    return None
+
+
+def _recorded(segment: Segment, name: str) -> dict[str, int]:
+    """The size, CRC and dimension recorded when the segment's meaning index was completed ({} before
+    they were kept)."""
+    try:
+        return json.loads(_sum_path(segment, name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+UNIT_TOLERANCE = 0.02  # float16 rows of unit vectors have lengths within ~0.002 of 1
+
+
+def rows_damage(segment: Segment, name: str, dim: int | None, verify: bool = False) -> str | None:
+    """Why the segment's stored meaning index cannot be trusted, in a few words; None when it can (or
+    there is none). Checked: it reads as a (chunks, `dim`) float16 matrix, every value is finite and
+    every row of unit length; with `verify`, its size and CRC as stored when it was completed."""
+    path = stored_path(segment, name)
+    if not path.is_file():
+        return None
+    rows = load_rows(segment, name)
+    if rows is None:
+        return "unreadable, or not one row per chunk of the dimension it was written with"
+    if dim is not None and rows.shape[1] != dim:
+        return f"{rows.shape[1]} dimensions where the model gives {dim}"
+    for start in range(0, len(rows), 8192):
+        block = np.asarray(rows[start : start + 8192], dtype=np.float32)
+        if not np.isfinite(block).all():
+            return "values that are not numbers (NaN or infinite)"
+        lengths = np.linalg.norm(block, axis=1)
+        if (np.abs(lengths - 1) > UNIT_TOLERANCE).any():
+            return "rows that are not unit vectors (zeroed or altered)"
+    want = _recorded(segment, name)
+    if verify and want:  # (an index written before checksums were kept: the checks above are all there is)
+        if store.file_info(path) != {"size": want["size"], "crc32": want["crc32"]}:
+            return "a checksum that does not match (altered bytes)"
+    return None
+
+
+def discard_rows(segment: Segment, name: str) -> None:
+    """Remove a damaged meaning index of a segment so that the next `ragdesk index` embeds it again."""
+    for path in (stored_path(segment, name), _sum_path(segment, name)):
+        path.unlink(missing_ok=True)
+
+
+def _record_sum(segment: Segment, name: str, dim: int) -> None:
+    with contextlib.suppress(OSError):
+        store.write_json(_sum_path(segment, name), {**store.file_info(stored_path(segment, name)), "dim": dim})
 
 
 def _load_done(path: Path, n: int) -> np.ndarray | None:
@@ -86,8 +145,9 @@ def _load_done(path: Path, n: int) -> np.ndarray | None:
 
 def written(segment: Segment, name: str) -> np.ndarray | None:
     """Which of the segment's chunks have their embedding from `name` written (all of a complete
-    one), or None when none are."""
-    if stored_path(segment, name).is_file():
+    one), or None when none are (a stored file that is not a matrix of the segment's rows counts as
+    none: see rows_damage)."""
+    if load_rows(segment, name) is not None:
         return np.ones(segment.n_chunks, dtype=bool)
     return _load_done(_partial_paths(segment, name)[1], segment.n_chunks)
 
@@ -169,7 +229,10 @@ class Plan:
                 if isinstance(self.rows, np.memmap):
                     self.rows.flush()
                 store.replace_atomically(_partial_paths(self.segment, self.name)[1], np.packbits(self.done).tobytes())
-            except OSError as exc:  # e.g. the disk filled up
+            except OSError as exc:
+                if not store.is_storage_error(exc):  # e.g. the generation was replaced and pruned meanwhile:
+                    self.on_disk = False  # finish in memory (embed_plans then stops: GenerationReplaced)
+                    return
                 where = _partial_paths(self.segment, self.name)[0].parent
                 raise MeaningIndexUnwritable(
                     f"cannot store the meaning index in {where}: {exc.strerror or exc}; "
@@ -183,9 +246,11 @@ class Plan:
             self.rows = np.zeros((self.segment.n_chunks, 1), np.float16)
         if self.on_disk and isinstance(self.rows, np.memmap):
             self.rows.flush()
+            dim = int(self.rows.shape[1])
             del self.rows
             os.replace(partial, stored_path(self.segment, self.name))
             done_path.unlink(missing_ok=True)
+            _record_sum(self.segment, self.name, dim)
             rows = load_rows(self.segment, self.name)
             assert rows is not None
             return rows
@@ -195,6 +260,7 @@ class Plan:
         try:
             store.save_array(tmp, rows)
             os.replace(tmp, path)
+            _record_sum(self.segment, self.name, int(rows.shape[1]))
             partial.unlink(missing_ok=True)
             done_path.unlink(missing_ok=True)
         except OSError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -287,7 +288,10 @@ def _say_meaning_waiting(queue: Any) -> Callable[[], None]:
 
 def embed_index(reader: IndexReader, embedder: Embedder, queue: Any, cancelled: Callable[[], bool]) -> None:
     """Compute `reader`'s missing embeddings, reporting EmbeddingProgress at most every
-    PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`)."""
+    PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`). A damaged
+    meaning index is removed first and so embedded again here, in the background (IndexReader.repair_meaning)."""
+    for line in reader.repair_meaning(embedder):
+        print(f"ragdesk: {line}", file=sys.stderr)
     embedded, chunks = reader.dense_progress(embedder.name)
     t0 = time.monotonic()
     pace = _Pace()

@@ -277,8 +277,26 @@ class IndexReader(ChunkTable, Searching):
         return current is not None and current != self.generation
 
     def has_dense(self, name: str = E5Embedder.name) -> bool:  # name: see core.dense.embedder_name
-        """Whether this index holds complete embeddings from the named backend (its meaning index)."""
-        return all(embeddings.stored_path(seg, name).is_file() for seg in self.segments)
+        """Whether this index holds complete embeddings from the named backend (its meaning index): one
+        (chunks, dim) matrix per segment, all of one dimension."""
+        rows = [embeddings.load_rows(seg, name) for seg in self.segments]
+        return all(r is not None for r in rows) and len({r.shape[1] for r in rows if r is not None}) == 1
+
+    def repair_meaning(self, embedder: Embedder, verify: bool = False) -> list[str]:
+        """Remove each segment's meaning index that cannot be trusted (embeddings.rows_damage: unreadable,
+        another dimension than the model's, values not numbers, rows not unit vectors; with `verify`
+        a checksum), so that it is embedded again; returns a line for each, saying why."""
+        damaged = []
+        dim = None
+        for seg in self.segments:
+            if embeddings.stored_path(seg, embedder.name).is_file():
+                if dim is None:
+                    dim = int(embedder.embed(["dimension"]).shape[1])
+                why = embeddings.rows_damage(seg, embedder.name, dim, verify)
+                if why is not None:
+                    embeddings.discard_rows(seg, embedder.name)
+                    damaged.append(f"the meaning index in {seg.generation} was damaged ({why}); embedding it again")
+        return damaged
 
     def dense_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
         """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks. A base's

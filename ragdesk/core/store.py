@@ -93,6 +93,11 @@ def _checked_root(notes: str, root: str | os.PathLike[str]) -> Path:
     return path
 
 
+def is_storage_error(exc: OSError) -> bool:
+    """Errors of the index's storage (full, read-only, over quota, not writable), not of the notes."""
+    return exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG)
+
+
 def claim_root(root: Path) -> None:
     """Make `root` an index folder before anything is written in it: a new or empty folder gets the
     marker file; one with the marker (or an index of an earlier ragdesk) is ours; any other folder
