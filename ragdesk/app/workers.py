@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.build import BuildReport
 from ..core.dense import AUTO, DEFAULT_EMBEDDER, DEFAULT_FUSION, DenseUnavailable, Embedder, choose_mode, load_embedder
+from ..core.embeddings import MeaningIndexUnwritable
 from ..core.explain import TermRow
 from ..core.injection import Finding
 from ..core.jobs import (
@@ -41,7 +42,8 @@ from ..core.params import IndexSettings, SearchParams
 from ..core.prompt import Excerpt
 from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
-from ..core.store import IndexDamaged
+from ..core.store import IndexDamaged, IndexFolderRefused
+from ..core.walk import IgnoreFileUnreadable
 from ..core.whynot import NotIndexed, why_not
 from .texts import NOT_DERIVED
 
@@ -66,7 +68,8 @@ class BuildProcessDied(RuntimeError):
 
 def describe(error: BaseException) -> str:
     """An exception as the status bar shows it: its type (when it tells something) and its text."""
-    if isinstance(error, BuildProcessDied) or type(error) is RuntimeError:
+    written_for_people = (BuildProcessDied, IndexFolderRefused, IgnoreFileUnreadable, MeaningIndexUnwritable)
+    if isinstance(error, written_for_people) or type(error) is RuntimeError:
         return str(error)
     return f"{type(error).__name__}: {error}"
 
