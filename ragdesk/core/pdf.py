@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import hashlib
+import os
 import re
 import signal
 import threading
@@ -24,6 +25,9 @@ from typing import Any
 
 PDF_SUFFIX = ".pdf"
 EXTRACT_TIMEOUT_S = 60.0  # one PDF's extraction; past it the PDF is reported and the build goes on
+# What one PDF's extraction may add to the process's address space (Linux): a 143 KB file whose
+# ToUnicode map inflates to 70 MB peaked at 1.65 GB; past it the PDF is skipped with the reason.
+EXTRACT_MEMORY_MB = 768
 NO_TEXT = "no text: scanned pages? OCR is not built in"
 ENCRYPTED = "encrypted (password-protected): cannot be read"
 LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
@@ -70,14 +74,14 @@ def extract(data: bytes, timeout_s: float | None = None, clean: bool = True) -> 
     (encrypted, damaged, no text layer), ExtractionTimeout, or PdfUnavailable."""
     try:
         import pypdf
-        from pypdf.errors import PdfReadError
+        from pypdf.errors import PdfReadError, PyPdfError
     except ImportError as exc:  # pragma: no cover - pypdf is a dependency
         raise PdfUnavailable('PDFs need pypdf: python3 -m pip install "pypdf>=5"') from exc
     import io
     import logging
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings about odd files are not ours to print
-    with _time_limit(EXTRACT_TIMEOUT_S if timeout_s is None else timeout_s):
+    with _time_limit(EXTRACT_TIMEOUT_S if timeout_s is None else timeout_s), _memory_limit(EXTRACT_MEMORY_MB):
         try:
             reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
             if reader.is_encrypted:
@@ -91,6 +95,10 @@ def extract(data: bytes, timeout_s: float | None = None, clean: bool = True) -> 
             outline = _outline(reader)
         except (PdfReadError, KeyError, TypeError, AttributeError, IndexError, OverflowError, RecursionError) as exc:
             raise ValueError(f"damaged PDF: {type(exc).__name__}: {exc}"[:300]) from exc
+        except MemoryError as exc:
+            raise ValueError(f"needs more than {EXTRACT_MEMORY_MB} MB of memory to read; skipped") from exc
+        except PyPdfError as exc:  # pypdf's own limits (LimitReachedError: a /ToUnicode map too large, …)
+            raise ValueError(f"cannot be read within pypdf's limits: {type(exc).__name__}: {exc}"[:300]) from exc
     if not pages:
         raise ValueError("damaged PDF: no pages")
     empty = sum(1 for p in pages if not p.strip())
@@ -192,6 +200,41 @@ def _importing(frame: Any) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+@contextlib.contextmanager
+def _memory_limit(mb: int) -> Iterator[None]:
+    """Let this process's address space grow by at most `mb` MB for the block (Linux, main thread: a
+    build worker's; elsewhere no limit): past it allocations raise MemoryError."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        resource = None  # type: ignore[assignment]
+    used = _address_space()
+    if resource is None or used is None or mb <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = used + mb * 1024 * 1024
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft != resource.RLIM_INFINITY and soft <= limit:  # already as tight
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _address_space() -> int | None:
+    """This process's address space in bytes (/proc/self/statm), None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @contextlib.contextmanager

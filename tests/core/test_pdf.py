@@ -15,7 +15,7 @@ from ragdesk.core.build import build_index
 from ragdesk.core.prompt import Excerpt, build_prompt
 
 from ..conftest import write_notes
-from .pdfs import render_pdf, unicode_font
+from .pdfs import cmap_pdf, render_pdf, unicode_font
 
 needs_font = pytest.mark.skipif(unicode_font() is None, reason="no DejaVuSans.ttf to render test PDFs")
 
@@ -216,3 +216,33 @@ def test_a_pdf_whose_pages_share_one_layout_is_searchable(tmp_path: Path) -> Non
     data = bytes(doc.output())
     text = pdf.extract(data)
     assert "Reading 1237 kWh" in text.text and text.pages == 12 and text.removed_lines == 0
+
+
+def test_a_pdf_that_needs_too_much_memory_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    """Each extraction may grow the address space by EXTRACT_MEMORY_MB (Linux); past it, and past
+    pypdf's own limits, the PDF is skipped with a reason, never a traceback or gigabytes. Run in a
+    fresh process: the limit is on growth, and a long-running one reuses memory it freed."""
+    import subprocess
+    import sys
+
+    with pytest.raises(ValueError, match="cannot be read within pypdf's limits: LimitReachedError"):
+        pdf.extract(cmap_pdf(150_000))
+    (tmp_path / "big.pdf").write_bytes(cmap_pdf(99_000))  # ~40 MB to parse, within pypdf's limits
+    (tmp_path / "small.pdf").write_bytes(cmap_pdf(100))
+    script = (
+        "import resource, sys\n"
+        "from ragdesk.core import pdf\n"
+        "pdf.EXTRACT_MEMORY_MB = 16\n"
+        "soft = resource.getrlimit(resource.RLIMIT_AS)\n"
+        "try:\n"
+        "    pdf.extract(open(sys.argv[1], 'rb').read())\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+        "assert resource.getrlimit(resource.RLIMIT_AS) == soft\n"
+        "print(pdf.extract(open(sys.argv[2], 'rb').read()).text.strip())\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "big.pdf"), str(tmp_path / "small.pdf")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert run.stdout == "needs more than 16 MB of memory to read; skipped\nBC\n"
