@@ -762,7 +762,8 @@ static int push_event(PyObject *events, const char *rel, int code, const char *m
  * 1 folder, 2 other, -1 no stat; links 1 for a symbolic link, 2 when the name is not ASCII and Python
  * must check it); events: (relative path, code, text): 0 folder cannot be read (text: the error),
  * 1 folder named like a note seen again (a link loop), 2 folder named like a note, 3 a linked folder that
- * outside(path) (optional; None: none) says leads out of the notes folder, not entered. */
+ * outside(path) (optional; None: none) says leads out of the notes folder, not entered (text: outside's
+ * answer when it is a str, the reason; else ""). */
 static PyObject *walk_tree(PyObject *self, PyObject *args) {
     PyObject *exts_obj, *skip_obj, *skip_dir, *outside = Py_None, *root_b = NULL;
     if (!PyArg_ParseTuple(args, "O&O!O!O|O", PyUnicode_FSConverter, &root_b, &PyTuple_Type, &exts_obj, &PyTuple_Type,
@@ -883,9 +884,12 @@ static PyObject *walk_tree(PyObject *self, PyObject *args) {
                 PyObject *answer = p ? PyObject_CallOneArg(outside, p) : NULL;
                 Py_XDECREF(p);
                 int truth = answer ? PyObject_IsTrue(answer) : -1;
-                Py_XDECREF(answer);
+                /* a str answer is the reason it is not entered (else the reason is the caller's default) */
+                const char *why = answer && PyUnicode_Check(answer) ? PyUnicode_AsUTF8(answer) : "";
+                if (!why) truth = -1;
                 if (truth < 0) ok = 0;
-                else if (truth > 0) drop = 1, ok = push_event(events, rel, 3, "") == 0;
+                else if (truth > 0) drop = 1, ok = push_event(events, rel, 3, why) == 0;
+                Py_XDECREF(answer);
             }
             struct stat target;
             int found = ok && !drop ? stat(path, &target) == 0 : 0, why = errno;

@@ -66,7 +66,7 @@ def _check_pattern(where: str, line: str) -> None:
 def note_filter(root: Path, options: LoadOptions) -> NoteFilter:
     """Which files under `root` are notes to read, by `options` and the folder's .ragdeskignore."""
     spec = _load_ignore_spec(root, options)
-    inside = None if options.follow_outside_links else _Inside(root)
+    inside = _Inside(root, everywhere=options.follow_outside_links)
     return NoteFilter(tuple(e.lower() for e in options.extensions), spec, options.max_bytes, inside)
 
 
@@ -129,19 +129,46 @@ class Walk:
 OUTSIDE_LINK = "links outside the notes folder (not followed; Settings or --follow-outside-links to follow)"
 
 
-class _Inside:
-    """Whether a link's real path stays inside the notes folder."""
+NEVER_WALKED = "the whole machine, the home folder, system or ragdesk's own folders are never walked: {}"
+_SYSTEM_TREES = ("/proc", "/sys", "/dev", "/run")
 
-    def __init__(self, root: Path) -> None:
+
+class _Inside:
+    """Whether a link may be followed: its real path stays inside the notes folder; or, when links out
+    of it are followed (`everywhere`), it does not lead to `/`, the home folder, /proc, /sys, /dev,
+    /run or ragdesk's cache (a link to / once walked 109,525 files of the whole machine)."""
+
+    def __init__(self, root: Path, everywhere: bool = False) -> None:
         self.root = os.path.realpath(root)
         self.prefix = os.path.join(self.root, "")
+        self.everywhere = everywhere
+        home = os.path.realpath(os.path.expanduser("~"))
+        self.forbidden = {"/", home}
+        self.trees = (*_SYSTEM_TREES, os.path.realpath(_cache_root()))
 
     def __call__(self, path: str) -> bool:
-        real = os.path.realpath(path)
-        return real == self.root or real.startswith(self.prefix)
+        return self.why(path) == ""
 
-    def outside(self, path: str) -> bool:
-        return not self(path)
+    def why(self, path: str) -> str:
+        """"" when the link may be followed, else the reason it is not."""
+        real = os.path.realpath(path)
+        if real == self.root or real.startswith(self.prefix):
+            return ""
+        if not self.everywhere:
+            return OUTSIDE_LINK
+        if real in self.forbidden or any(real == t or real.startswith(t + os.sep) for t in self.trees):
+            return NEVER_WALKED.format(real)
+        return ""
+
+    def outside(self, path: str) -> str:
+        """For the compiled walk: the reason a linked folder is not entered ("" when it is)."""
+        return self.why(path)
+
+
+def _cache_root() -> str:
+    from .store import default_index_root
+
+    return str(default_index_root().parent)
 
 
 @contextlib.contextmanager
@@ -176,7 +203,7 @@ class NoteFilter:
         if self.spec is not None and self.spec.match_file(rel):
             return ""
         if link & 1 and self.inside is not None and not self.inside(path):
-            return OUTSIDE_LINK
+            return self.inside.why(path)
         if kind != 0:
             return "not a regular file (pipe, socket or device)"
         if size > self.max_bytes:
@@ -207,7 +234,7 @@ _FOLDER_EVENTS = (
     "folder cannot be read: {}",
     "folder named like a note (link loop)",
     "is a folder, not a note file",
-    OUTSIDE_LINK,
+    "{}",  # a linked folder not entered: the reason outside() gave, or OUTSIDE_LINK
 )
 # relative paths, sizes, mtimes (ns), kinds (0 file, 1 folder, 2 other, -1 no stat), link flags (1 a
 # link, 2 a name the compiled walk left to Python to match)
@@ -231,7 +258,7 @@ def _walk_compiled(
         np.frombuffer(kinds, np.int8),
         np.frombuffer(links, np.int8),
     )
-    return stats, [Skipped(rel, _FOLDER_EVENTS[code].format(text)) for rel, code, text in events]
+    return stats, [Skipped(rel, _FOLDER_EVENTS[code].format(text or OUTSIDE_LINK)) for rel, code, text in events]
 
 
 def _walk_python(
@@ -271,7 +298,7 @@ def _walk_python(
                 continue
             linked = entry.is_symlink()
             if linked and inside is not None and not inside(entry.path):
-                skipped.append(Skipped(relpath, OUTSIDE_LINK))
+                skipped.append(Skipped(relpath, inside.why(entry.path)))
                 continue
             real = os.path.realpath(entry.path) if linked else os.path.join(real_dir, entry.name)
             is_note_name = entry.name.lower().endswith(exts)
