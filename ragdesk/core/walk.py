@@ -226,8 +226,18 @@ def _kept(stats: _Stats, skipped: list[Skipped], prefix: str, check: NoteFilter)
             skipped.append(Skipped(rels[i], reason))
     found = np.flatnonzero(keep).tolist()
     order = sorted(found, key=rels.__getitem__)
+    if check.inside is not None and check.inside.everywhere and len(order) > MAX_NOTES_FOLLOWING_LINKS:
+        cut = MAX_NOTES_FOLLOWING_LINKS
+        skipped += [Skipped(rels[i], TOO_MANY.format(cut)) for i in order[cut:]]
+        order = order[:cut]
     skipped.sort(key=lambda s: s.path)
     return Walk(prefix, [rels[i] for i in order], sizes[order], mtimes[order], skipped)
+
+
+# Following links out of the folder can reach far more than a notes folder holds (the scale corpus of
+# every shared collection is 31,301 notes): past this many, the rest (by path) are skipped, and say so.
+MAX_NOTES_FOLLOWING_LINKS = 200_000
+TOO_MANY = "more than {:,} notes while following links out of the folder: the first by path are indexed"
 
 
 _FOLDER_EVENTS = (

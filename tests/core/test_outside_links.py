@@ -32,3 +32,20 @@ def test_links_to_the_machine_are_refused_even_when_following_links(tmp_path: Pa
     assert [f.path for f in files] == ["a.md"]
     assert all("--follow-outside-links to follow" in s.reason for s in skipped)
     assert {s.path for s in skipped} == {"root", "home", "proc", "sys", "dev", "other", "b-link.md"}
+
+
+@pytest.mark.usefixtures("text_kernel")
+def test_following_links_out_is_capped_with_a_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragdesk.core import walk
+
+    monkeypatch.setattr(walk, "MAX_NOTES_FOLLOWING_LINKS", 3)
+    folder = write_notes(tmp_path / "notes", {"a.md": "a"})
+    elsewhere = write_notes(tmp_path / "elsewhere", {f"n{i}.md": "x" for i in range(5)})
+    os.symlink(elsewhere, folder / "big")
+    files, skipped = walk_notes(folder, LoadOptions(follow_outside_links=True))
+    assert [f.path for f in files] == ["a.md", "big/n0.md", "big/n1.md"]
+    assert {s.path: s.reason for s in skipped} == {
+        f"big/n{i}.md": "more than 3 notes while following links out of the folder: the first by path are indexed"
+        for i in (2, 3, 4)
+    }
+    assert len(walk_notes(folder, LoadOptions())[0]) == 1  # not following: no cap needed, none applied
