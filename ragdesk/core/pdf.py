@@ -27,7 +27,7 @@ PDF_SUFFIX = ".pdf"
 EXTRACT_TIMEOUT_S = 60.0  # one PDF's extraction; past it the PDF is reported and the build goes on
 # What one PDF's extraction may add to the process's address space (Linux): a 143 KB file whose
 # ToUnicode map inflates to 70 MB peaked at 1.65 GB; past it the PDF is skipped with the reason.
-EXTRACT_MEMORY_MB = 768
+EXTRACT_MEMORY_MB = 256  # the 31 sample PDFs grow it by 45 MB at most (GeoTopo, 117 pages)
 NO_TEXT = "no text: scanned pages? OCR is not built in"
 ENCRYPTED = "encrypted (password-protected): cannot be read"
 LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
