@@ -76,14 +76,27 @@ def _sum_path(segment: Segment, name: str) -> Path:
 def load_rows(segment: Segment, name: str) -> np.ndarray | None:
     """The segment's stored embeddings from model `name` (memory-mapped), or None when there are none
     or they are not a (chunks, dim) float16 matrix (a truncated or altered file: see rows_damage)."""
+    return _open_rows(segment, name)[0]
+
+
+def _open_rows(segment: Segment, name: str) -> tuple[np.ndarray | None, str | None]:
+    """The stored rows (memory-mapped) when they can be used, else None and why ("" when there are none):
+    the one structural check behind load_rows and rows_damage."""
+    path = stored_path(segment, name)
     try:
-        matrix = np.load(stored_path(segment, name), mmap_mode="r")
+        matrix = np.load(path, mmap_mode="r")
+    except FileNotFoundError:
+        return None, ""
     except (OSError, ValueError, EOFError):
-        return None
-    ok = matrix.ndim == 2 and matrix.shape[0] == segment.n_chunks and matrix.shape[1] > 0
-    if ok and matrix.dtype == np.float16 and matrix.shape[1] == _recorded(segment, name).get("dim", matrix.shape[1]):
-        return matrix if _all_numbers(stored_path(segment, name), matrix) else None
-    return None
+        return None, "unreadable"
+    if matrix.ndim != 2 or matrix.shape[0] != segment.n_chunks or matrix.shape[1] == 0 or matrix.dtype != np.float16:
+        return None, f"not one float16 row per chunk ({matrix.dtype} {matrix.shape})"
+    dim = _recorded(segment, name).get("dim", matrix.shape[1])
+    if matrix.shape[1] != dim:
+        return None, f"{matrix.shape[1]} dimensions where it was written with {dim}"
+    if not _all_numbers(path, matrix):
+        return None, "values that are not numbers (NaN or infinite)"
+    return matrix, None
 
 
 _NUMBERS: dict[tuple[str, int, int], bool] = {}  # (path, mtime, size) -> every value finite: once per file
@@ -118,21 +131,16 @@ def rows_damage(segment: Segment, name: str, dim: int | None, verify: bool = Fal
     """Why the segment's stored meaning index cannot be trusted, in a few words; None when it can (or
     there is none). Checked: it reads as a (chunks, `dim`) float16 matrix, every value is finite and
     every row of unit length; with `verify`, its size and CRC as stored when it was completed."""
-    path = stored_path(segment, name)
-    if not path.is_file():
-        return None
-    rows = load_rows(segment, name)
+    rows, problem = _open_rows(segment, name)
     if rows is None:
-        return "unreadable, or not one row per chunk of the dimension it was written with"
+        return problem or None
     if dim is not None and rows.shape[1] != dim:
         return f"{rows.shape[1]} dimensions where the model gives {dim}"
     for start in range(0, len(rows), 8192):
-        block = np.asarray(rows[start : start + 8192], dtype=np.float32)
-        if not np.isfinite(block).all():
-            return "values that are not numbers (NaN or infinite)"
-        lengths = np.linalg.norm(block, axis=1)
+        lengths = np.linalg.norm(np.asarray(rows[start : start + 8192], dtype=np.float32), axis=1)
         if (np.abs(lengths - 1) > UNIT_TOLERANCE).any():
             return "rows that are not unit vectors (zeroed or altered)"
+    path = stored_path(segment, name)
     want = _recorded(segment, name)
     if verify and want:  # (an index written before checksums were kept: the checks above are all there is)
         if store.file_info(path) != {"size": want["size"], "crc32": want["crc32"]}:

@@ -264,8 +264,8 @@ def build_prompt(
     flagged = []
     found: list[tuple[int, Secret]] = []
     for i, ex in enumerate(ordered, start=1):
-        parts.append(format_excerpt(i, ex, fmt))
         body = strip_invisible(ex.text).strip("\n")  # as format_excerpt quotes it: secrets' lines are its lines
+        parts.append(format_excerpt(i, ex, fmt, body))
         secrets, in_source = find_secrets(body), find_secrets(ex.source)
         found += [(i, replace(s, line=0)) for s in in_source] + [(i, s) for s in secrets]
         if secrets or in_source:

@@ -3,7 +3,7 @@
 Notes hold API keys, passwords and private keys, and a prompt goes to a cloud chat tool. Three
 families of rules, chosen by measurement on a labelled corpus (tests/data/secrets/positives.txt)
 and on every chunk of ../shared/data as negatives (tests/benchmarks/secret_detectors.py; the
-figures and the comparison with detect-secrets are in docs/ and the README):
+figures and the comparison with detect-secrets are in the README):
 
 - known token formats (their fixed prefixes, as gitleaks' rules list them), found even when
   glued to a word;

@@ -11,6 +11,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pathspec
@@ -43,24 +44,22 @@ def _load_ignore_spec(root: Path, options: LoadOptions) -> pathspec.PathSpec | N
         ) from exc
     sources = [(f"Settings › ignore patterns line {n}", line) for n, line in enumerate(options.ignore, start=1)]
     sources += [(f"{ignore_file} line {n}", line) for n, line in enumerate(from_file, start=1)]
-    for where, line in sources:
-        _check_pattern(where, line)
-    lines = [line for _, line in sources]
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    patterns = [p for where, line in sources for p in _compiled(where, line)]
+    return pathspec.GitIgnoreSpec(patterns) if sources else None
 
 
-def _check_pattern(where: str, line: str) -> None:
-    """A pattern pathspec can use in bounded time, or IgnoreFileUnreadable naming its file and line."""
+def _compiled(where: str, line: str) -> list[Any]:
+    """The line's pattern, compiled once (a spec of them all matches as one of all lines would), if
+    pathspec can use it in bounded time; else IgnoreFileUnreadable naming its file and line."""
     problem = None
     if line.count("**") > MAX_DOUBLE_STARS:
         problem = f"has more than {MAX_DOUBLE_STARS} '**' (each one more can multiply the time to match a deep path)"
     else:
         try:
-            pathspec.GitIgnoreSpec.from_lines([line])
+            return list(pathspec.GitIgnoreSpec.from_lines([line]).patterns)
         except ValueError as exc:  # GitIgnorePatternError: "!" alone, …
             problem = f"is not a valid pattern ({exc})"
-    if problem:
-        raise IgnoreFileUnreadable(f"{where}: {line.strip()!r} {problem}; indexing stopped (fix or remove it)")
+    raise IgnoreFileUnreadable(f"{where}: {line.strip()!r} {problem}; indexing stopped (fix or remove it)")
 
 
 def note_filter(root: Path, options: LoadOptions) -> NoteFilter:
