@@ -136,6 +136,8 @@ class ResultsModel(_TableModel):
         self.highlights: dict[int, list[tuple[int, int, str]]] = {}
         self.stale: set[int] = set()
         self.excluded: set[tuple[str, int, int]] = set()  # passages the user unticked (Hit.key: path, span)
+        self.ticked: set[tuple[str, int, int]] = set()  # passages the user ticked in, beyond the top k
+        self.in_prompt: set[int] = set()  # the ranks of the results the prompt holds: what Use shows
         self.findings: dict[int, list[Finding]] = {}  # chunk id -> instruction-like passages
         self.masked: dict[int, Hit] = {}  # chunk id -> the hit with its secrets as •, shown until revealed
         self.revealed: set[int] = set()  # chunks whose secrets the person chose to see
@@ -190,6 +192,7 @@ class ResultsModel(_TableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self.result, self.hits, self.highlights, self.stale, self.findings = None, [], {}, set(), {}
+        self.in_prompt = set()
         self.masked, self.revealed = {}, set()
         self.all_hits, self.folded = [], {}
         self.endResetModel()
@@ -234,7 +237,24 @@ class ResultsModel(_TableModel):
         return None if passage is None else f"<b>{html.escape(self.title_text(row))}</b><br>{passage}"
 
     def included_hits(self) -> list[Hit]:
+        """The results the prompt may take (not unticked), in rank order; see `ticked_keys`."""
         return [h for h in self.hits if h.key not in self.excluded]
+
+    def set_in_prompt(self, ranks: set[int]) -> None:
+        """Tick Use on exactly the results the prompt holds (the prompt pane decides, this shows it)."""
+        if ranks != self.in_prompt:
+            self.in_prompt = ranks
+            if self.hits:
+                last = self.index(len(self.hits) - 1, self.COL_USE)
+                self.dataChanged.emit(self.index(0, self.COL_USE), last, [Qt.ItemDataRole.CheckStateRole])
+
+    def forget_ticks(self) -> None:
+        """A new question: the passages ticked in for the last one go (unticked ones stay out)."""
+        self.ticked.clear()
+
+    def unticked_count(self) -> int:
+        """How many shown results the person unticked (kept out of the prompt)."""
+        return len(self.excluded & {h.key for h in self.hits})
 
     def _items(self) -> list[Any]:
         return self.hits
@@ -257,7 +277,7 @@ class ResultsModel(_TableModel):
         if role == RowsRole:
             return hit.explain
         if role == Qt.ItemDataRole.CheckStateRole and col == self.COL_USE:
-            return Qt.CheckState.Unchecked if hit.key in self.excluded else Qt.CheckState.Checked
+            return Qt.CheckState.Checked if hit.rank in self.in_prompt else Qt.CheckState.Unchecked
         if role == Qt.ItemDataRole.DisplayRole:
             if col == self.COL_RANK:
                 return hit.rank
@@ -298,9 +318,11 @@ class ResultsModel(_TableModel):
         if not index.isValid() or index.column() != self.COL_USE or role != Qt.ItemDataRole.CheckStateRole:
             return False
         key = self.hits[index.row()].key
-        if Qt.CheckState(value) == Qt.CheckState.Checked:
+        if Qt.CheckState(value) == Qt.CheckState.Checked:  # in, beyond the top k or the budget if need be
             self.excluded.discard(key)
+            self.ticked.add(key)
         else:
+            self.ticked.discard(key)
             self.excluded.add(key)
         self.dataChanged.emit(index, index, [Qt.ItemDataRole.CheckStateRole])
         self.inclusion_changed.emit()

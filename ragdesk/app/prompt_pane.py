@@ -3,6 +3,8 @@ clipboard (secrets redacted and marked), and the line that says what is in it.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor
 from PySide6.QtWidgets import (
@@ -20,8 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.excerpts import Excerpt
 from ..core.injection import Finding
-from ..core.prompt import FORMATS, ORDERS, Excerpt, Prompt, build_prompt
+from ..core.prompt import FORMATS, ORDERS, Prompt, build_prompt
 from ..core.results import Hit
 from ..core.secrets import REDACTION_MARK, find_secrets
 from . import texts
@@ -117,14 +120,22 @@ class PromptPane(QWidget):
         return self.allow_secrets_check.isChecked()
 
     def show_prompt(
-        self, question: str, hits: list[Hit], findings: dict[int, list[Finding]], instructions: str
-    ) -> None:
-        """Build the prompt for `question` from `hits` (in rank order) and show it as it will be copied;
-        `findings` are the instruction-like passages already found in each chunk (not searched again)."""
+        self,
+        question: str,
+        hits: list[Hit],
+        findings: dict[int, list[Finding]],
+        instructions: str,
+        ticked: set[tuple[str, int, int]] | None = None,
+        unticked: int = 0,
+    ) -> Prompt:
+        """Build the prompt for `question` from `hits` (in rank order; those whose key is `ticked` go in
+        whatever k and the budget say) and show it as it will be copied; `findings` are the
+        instruction-like passages already found in each chunk (not searched again)."""
         budget = self.budget_radio.isChecked()
+        ticked = ticked or set()
         self.prompt = build_prompt(
             question,
-            [Excerpt.of(h, findings.get(h.chunk_id, [])) for h in hits],
+            [replace(Excerpt.of(h, findings.get(h.chunk_id, [])), ticked=h.key in ticked) for h in hits],
             instructions,
             k=None if budget else self.k_spin.value(),
             budget_tokens=self.budget_spin.value() if budget else None,
@@ -137,7 +148,9 @@ class PromptPane(QWidget):
         self.preview.verticalScrollBar().setValue(scroll)
         self._mark_secrets(allow)
         self.allow_secrets_check.setVisible(bool(self.prompt.secrets))
-        self.info.setText(texts.prompt_info_text(self.prompt, allow))
+        ticked_in = sum(1 for h in hits if h.key in ticked)
+        self.info.setText(texts.prompt_info_text(self.prompt, allow, ticked_in, unticked))
+        return self.prompt
 
     def _mark_secrets(self, allowed: bool) -> None:
         """Highlight in the preview what was redacted (or, when allowed, the secrets themselves)."""

@@ -118,9 +118,14 @@ class ResultsPane(QWidget):
         self.grouping_changed.emit(grouped)
 
     def show_outcome(self, outcome: SearchOutcome, empty_text: str) -> None:
-        """Show the hits of `outcome` (or `empty_text` when there are none), keeping the selected chunk."""
+        """Show the hits of `outcome` (or `empty_text` when there are none). A new question starts at
+        the top with #1 selected (and forgets the passages ticked for the last one); the same question
+        again (a refresh, another mode or k1, Show more) keeps the selected passage."""
         previous = self.current_hit()
         result = outcome.result
+        new_question = self.model.result is None or self.model.result.query != result.query
+        if new_question:
+            self.model.forget_ticks()
         self.model.set_result(result, outcome.highlights, outcome.stale, outcome.findings, outcome.masked)
         if result.hits:
             welcome = self.empty_label.text().startswith(WELCOME) and result.query == self.welcome_query
@@ -131,7 +136,9 @@ class ResultsPane(QWidget):
         total = max(outcome.total, len(result.hits))
         self.match_count_label.setText(f"{len(result.hits)} of {total:,} matches" if result.hits else "")
         self.show_more_button.setVisible(total > len(result.hits))
-        self._select_key(previous.key if previous else None)
+        if new_question:
+            self.view.scrollToTop()
+        self._select_key(None if new_question or previous is None else previous.key)
 
     def welcome(self, text: str, query: str) -> None:
         """A first-run line above the results, kept while the suggested query's results are shown."""

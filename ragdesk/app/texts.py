@@ -145,11 +145,16 @@ def no_results_text(result: SearchResult) -> str:
     return f"No results: {result.reason or 'no chunk matches'}."
 
 
-def prompt_info_text(prompt: Prompt, secrets_allowed: bool) -> str:
-    """The line under the preview: size, what was left out, what was flagged and what was redacted."""
+def prompt_info_text(prompt: Prompt, secrets_allowed: bool, ticked: int = 0, unticked: int = 0) -> str:
+    """The line under the preview: size, what the budget cut or left out, the results ticked in and
+    unticked out by hand, what was flagged and what was redacted."""
     info = f"{prompt.summary()} ({prompt.estimator})"
-    if prompt.dropped_for_budget:
-        info += f" · {len(prompt.dropped_for_budget)} excerpt(s) left out to fit the budget"
+    if prompt.budget_note():
+        info += " · " + prompt.budget_note()
+    if ticked:
+        info += f" · {ticked} ticked in by you"
+    if unticked:
+        info += f" · {unticked} unticked by you"
     if prompt.joined:
         info += f" · {prompt.joined} result(s) joined to the overlapping excerpt of their note"
     for n, findings in prompt.flagged:

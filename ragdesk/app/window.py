@@ -440,9 +440,15 @@ class MainWindow(QMainWindow):
     # ---- prompt ------------------------------------------------------------------------------
     def _update_prompt(self, *_args: object) -> None:
         model = self.results_model
-        self.prompt_pane.show_prompt(
-            self.search_field.text(), model.included_hits(), model.findings, self.settings.instructions
+        prompt = self.prompt_pane.show_prompt(
+            self.search_field.text(),
+            model.included_hits(),
+            model.findings,
+            self.settings.instructions,
+            model.ticked,
+            model.unticked_count(),
         )
+        model.set_in_prompt(prompt.ranks())
 
     def copy_prompt(self) -> None:
         self.prompt_pane.copy()

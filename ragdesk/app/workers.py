@@ -22,6 +22,7 @@ from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.build import BuildReport
 from ..core.dense import AUTO, DEFAULT_EMBEDDER, DEFAULT_FUSION, DenseUnavailable, Embedder, choose_mode, load_embedder
 from ..core.embeddings import MeaningIndexUnwritable
+from ..core.excerpts import Excerpt
 from ..core.explain import TermRow
 from ..core.injection import Finding
 from ..core.jobs import (
@@ -39,7 +40,6 @@ from ..core.jobs import (
 )
 from ..core.orphans import serve_one
 from ..core.params import IndexSettings, SearchParams
-from ..core.prompt import Excerpt
 from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
 from ..core.store import IndexDamaged, IndexFolderRefused

@@ -231,10 +231,11 @@ def _scrubbed_sources(prompt: Any, scrub: Scrubber | None) -> dict[str, Any]:
     """The prompt's excerpts and those left out, by source; secrets in file names and headings redacted."""
     data = {
         "excerpts": [
-            {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank, "page": e.page}
+            {"n": i, "path": e.path, "heading": e.heading, "rank": e.rank, "page": e.page, "cut": e.whole_tokens}
             for i, e in enumerate(prompt.excerpts, start=1)
         ],
         "dropped_for_budget": [e.path for e in prompt.dropped_for_budget],
+        "budget_note": prompt.budget_note(),
     }
     return data if scrub is None else scrub.json(data)  # type: ignore[return-value]
 
@@ -261,7 +262,8 @@ def _why_not(lib: Any, args: argparse.Namespace, params: Any, embedder: Any) -> 
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from ..core.prompt import Excerpt, build_prompt
+    from ..core.excerpts import Excerpt
+    from ..core.prompt import build_prompt
 
     if args.k < 1:
         raise CliError("-k must be at least 1")
@@ -303,9 +305,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         where = prompt.secret_places()
         verb = "left in (--allow-secrets)" if args.allow_secrets else "redacted (--allow-secrets keeps them)"
         note += f"; {len(prompt.secrets)} secret(s) {verb}: {where}"
-    if prompt.dropped_for_budget:
-        dropped = len(prompt.dropped_for_budget)
-        note += f"; {dropped} matching excerpt(s) left out to stay within {args.budget_tokens} tokens"
+    if prompt.budget_note():
+        note += f"; {prompt.budget_note().replace(' · ', '; ')} ({args.budget_tokens} tokens)"
     for n, findings in prompt.flagged:
         note += f"; excerpt [{n}] looks like instructions: {findings[0].reason}"
     print(note + "]", file=sys.stderr)

@@ -6,16 +6,11 @@ new section of the prompt, and the instructions say that excerpts are data.
 
 from __future__ import annotations
 
-import math
 import re
-import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import Any
-from xml.sax.saxutils import escape as xml_escape
 
-from .chunking import HEADING_SEP
-from .injection import Finding, detect_injection, strip_invisible
-from .paths import shown
+from .excerpts import TOKEN_ESTIMATOR, Excerpt, absorbed, estimate_tokens, format_excerpt
+from .injection import Finding, strip_invisible
 from .secrets import Secret, find_secrets, redact
 
 DEFAULT_INSTRUCTIONS = (
@@ -27,102 +22,9 @@ DEFAULT_INSTRUCTIONS = (
 )
 ORDERS = ("rank", "ends")
 FORMATS = ("markdown", "xml")
-TOKEN_ESTIMATOR = "estimate: ~4 characters per token for English, fewer for accented, Cyrillic and CJK text"
-_PIECE = re.compile(r"\w+|[^\w\s]+")
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough LLM token count: words by length and script, punctuation runs by length."""
-    total = 0
-    for m in _PIECE.finditer(text):
-        piece = m.group(0)
-        n = len(piece)
-        if not piece[0].isalnum() and piece[0] != "_":
-            total += math.ceil(n / 2)
-        elif piece.isascii():
-            total += 1 if n <= 6 else math.ceil(n / 4)  # common English words are one token
-        else:
-            ch = piece[0]
-            name = unicodedata.name(ch, "")
-            if name.startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL")):
-                total += n
-            elif name.startswith("CYRILLIC") or name.startswith(("GREEK", "ARABIC", "HEBREW")):
-                total += max(1, math.ceil(n / 2.5))
-            else:
-                total += max(1, math.ceil(n / 3))
-    return total
-
-
-@dataclass(frozen=True)
-class Excerpt:
-    """A passage offered to the prompt: where it came from and its text."""
-
-    path: str
-    heading: str
-    start_line: int
-    end_line: int
-    text: str
-    rank: int = 0
-    page: int | None = None  # a PDF's page: cited instead of lines
-    known_findings: list[Finding] | None = field(default=None, repr=False, compare=False)  # found earlier
-    span: tuple[int, int] | None = None  # the text's characters in its note (a hit's): see joined
-
-    @classmethod
-    def of(cls, hit: Any, findings: list[Finding] | None = None) -> Excerpt:
-        """A search hit as an excerpt, its source as a person reads it (see paths.shown); `findings`:
-        what detect_injection found in it already (the window's search worker looks once)."""
-        return cls(
-            shown(hit.path),
-            shown(hit.heading),
-            hit.start_line,
-            hit.end_line,
-            hit.text,
-            hit.rank,
-            hit.page,
-            findings,
-            tuple(hit.span),
-        )
-
-    def joined(self, other: Excerpt) -> Excerpt | None:
-        """One excerpt for two of the same note whose texts overlap or meet (neighbouring chunks share
-        ~20 words): the note's text from the first one's start to the later end, cited from the first
-        line to the last, at the better rank; None when they are apart."""
-        if self.path != other.path or self.span is None or other.span is None:
-            return None
-        first, second = sorted((self, other), key=lambda e: e.span or (0, 0))
-        assert first.span is not None and second.span is not None
-        if second.span[0] > first.span[1]:
-            return None
-        tail = second.text[first.span[1] - second.span[0] :] if second.span[1] > first.span[1] else ""
-        return replace(
-            first,
-            text=first.text + tail,
-            span=(first.span[0], max(first.span[1], second.span[1])),
-            end_line=max(first.end_line, second.end_line),
-            rank=min(first.rank, second.rank),
-            known_findings=None,  # looked for again in the joined text
-        )
-
-    @property
-    def source(self) -> str:
-        """Path and heading trail on one line: a line break or control character in a file name
-        cannot start a line of the prompt outside the quoted excerpt."""
-        return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in self._raw_source)
-
-    @property
-    def _raw_source(self) -> str:
-        """path › heading, or for a PDF path › p. N › heading."""
-        page = f"{HEADING_SEP}p. {self.page}" if self.page is not None else ""
-        return self.path + page + (HEADING_SEP + self.heading if self.heading else "")
-
-    @property
-    def findings(self) -> list[Finding]:
-        """Instruction-like text in the excerpt or in its source (a file or heading named
-        "Ignore all previous instructions" goes into the prompt too)."""
-        if self.known_findings is not None:
-            return self.known_findings
-        in_source = [replace(f, reason=f"in its source: {f.reason}") for f in detect_injection(self._raw_source)]
-        return in_source + detect_injection(self.text)
+MIN_CUT_WORDS = 15  # the top result cut to fewer words answers nothing: the line asks for a larger budget
+_WORD_RUN = re.compile(r"\S+\s*")
+_QUERY_WORD = re.compile(r"\w{3,}")
 
 
 @dataclass
@@ -141,6 +43,41 @@ class Prompt:
     redacted: str = ""  # `text` with every secret replaced by [REDACTED kind]: what is copied unless allowed
     format: str = "markdown"
     joined: int = 0  # results joined to an overlapping excerpt of their note (see Excerpt.joined)
+    budget: int | None = None  # the token budget asked for (None: top k)
+    dropped_tokens: list[int] = field(default_factory=list)  # what each excerpt left out would have cost
+    frame_tokens: int = 0  # the instructions, the question and the headers around the excerpts
+
+    def ranks(self) -> set[int]:
+        """The ranks of the results the prompt holds (a joined excerpt holds several)."""
+        return {r for e in self.excerpts for r in (e.ranks or (e.rank,))}
+
+    def budget_note(self) -> str:
+        """What the budget did, in words: the top result cut or left out, higher-ranked results left out
+        while lower ones that fit are in (never without a word), and ticked ones over the budget."""
+        notes = []
+        cut = next((e for e in self.excerpts if e.whole_tokens is not None), None)
+        if cut is not None:
+            whole = cut.whole_tokens
+            notes.append(f"result #{cut.rank} cut to its best words to fit the budget (all of it: {whole} tokens)")
+        pairs = sorted(zip(self.dropped_for_budget, self.dropped_tokens), key=lambda p: p[0].rank)
+        if pairs and (not self.excerpts or 0 < pairs[0][0].rank < min(self.ranks())):
+            (top, tokens), pairs = pairs[0], pairs[1:]  # a better result than all that are in
+            notes.append(f"result #{top.rank} needs a budget of {self.frame_tokens + tokens} tokens: raise it")
+        if pairs:
+            listed = ", ".join(f"#{e.rank} ({t} tokens)" for e, t in pairs[:3] if e.rank) or str(len(pairs))
+            more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
+            lower = max(self.ranks(), default=0) > pairs[0][0].rank > 0
+            notes.append(
+                f"left out to fit the budget: {listed}{more}" + ("; lower-ranked ones that fit are in" if lower else "")
+            )
+        if self.budget is not None and self.tokens > self.budget:
+            why = (
+                "results you ticked are always in"
+                if any(e.ticked for e in self.excerpts)
+                else f"the instructions and the question alone take {self.frame_tokens}"
+            )
+            notes.append(f"{self.tokens - self.budget} tokens over the budget: {why}")
+        return " · ".join(notes)
 
     def summary(self) -> str:
         return f"{len(self.excerpts)} excerpt{'s' if len(self.excerpts) != 1 else ''}, {self.tokens} tokens"
@@ -163,45 +100,103 @@ class Prompt:
         )
 
 
+def _cut_to_fit(ex: Excerpt, question: str, room: int, fmt: str) -> Excerpt | None:
+    """`ex` cut to the run of words that fits in `room` tokens and holds the most question words (the
+    earliest such run), marked as cut and cited by the lines it spans; None when fewer than
+    MIN_CUT_WORDS words fit."""
+    runs = list(_WORD_RUN.finditer(ex.text))
+    wanted = {w.casefold() for w in _QUERY_WORD.findall(question)}
+    costs = [estimate_tokens(m.group()) + m.group().count("\n") for m in runs]  # "> " opens each line
+    found = [int(bool(wanted & {w.casefold() for w in _QUERY_WORD.findall(m.group())})) for m in runs]
+    whole = estimate_tokens(format_excerpt(1, ex, fmt))
+    words_room = room - estimate_tokens(format_excerpt(1, replace(ex, text="… …", whole_tokens=whole), fmt))
+    windows, end, cost, held = [], 0, 0, 0
+    for start in range(len(runs)):  # two pointers: the longest run of words from each start that fits
+        while end < len(runs) and cost + costs[end] <= words_room:
+            cost, held, end = cost + costs[end], held + found[end], end + 1
+        if end - start >= MIN_CUT_WORDS:
+            windows.append((held, start, end))
+        if end == start:
+            end += 1
+        else:
+            cost, held = cost - costs[start], held - found[start]
+    if not windows:
+        return None
+    most = max(w[0] for w in windows)
+
+    def balance(window: tuple[int, int, int]) -> int:  # the question's words in the middle, context both sides
+        _, a, b = window
+        inside = [i for i in range(a, b) if found[i]] or [a + (b - a) // 2]
+        return min(inside[0] - a, b - 1 - inside[-1])
+
+    best = max((w for w in windows if w[0] == most), key=balance)[1:]
+    start, end = best
+    while True:
+        lo, hi = runs[start].start(), runs[end - 1].end()
+        body = ("… " if lo else "") + ex.text[lo:hi].strip() + (" …" if hi < len(ex.text) else "")
+        cut = replace(
+            ex,
+            text=body,
+            start_line=ex.start_line + ex.text.count("\n", 0, lo),
+            end_line=ex.start_line + ex.text.count("\n", 0, len(ex.text[:hi].rstrip())),
+            span=None,  # joins nothing: its text is no longer the note's from span to span
+            whole_tokens=whole,
+        )
+        if end - start < MIN_CUT_WORDS:
+            return None
+        if estimate_tokens(format_excerpt(1, cut, fmt)) <= room:
+            return cut
+        end -= 1  # the estimate per run was short of the quoted whole: one word less
+
+
+def _choose(
+    excerpts: list[Excerpt], question: str, k: int | None, budget: int | None, frame: int, fmt: str
+) -> tuple[list[Excerpt], list[tuple[Excerpt, int]], int]:
+    """Which excerpts go in, in rank order: the top one always (cut to its best words when all of it
+    does not fit the budget), those the person ticked always (their tokens set aside first), the rest
+    up to `k` and what is left of the budget. Returns them, those left out for the budget with their
+    cost, and how many joined an overlapping excerpt of their note."""
+
+    def cost_of(n: int, e: Excerpt) -> int:
+        return estimate_tokens(format_excerpt(n, e, fmt))
+
+    reserve = sum(cost_of(1, e) for e in excerpts if e.ticked) if budget is not None else 0
+    chosen: list[Excerpt] = []
+    dropped: list[tuple[Excerpt, int]] = []
+    joins, counted, body, closed = 0, 0, 0, False  # body: the chosen excerpts' tokens
+    for i, ex in enumerate(excerpts):
+        if ex.ticked and budget is not None:
+            reserve -= cost_of(1, ex)
+        if closed and not ex.ticked:
+            continue
+        room = None if budget is None else budget - frame - (reserve if i else 0) - body  # #1 claims it first
+        merged = absorbed(chosen, ex)
+        if merged is not None:
+            grown = sum(cost_of(n, e) for n, e in enumerate(merged, start=1))
+            if room is not None and grown - body > room and not ex.ticked:
+                dropped.append((ex, grown - body))
+            else:
+                joins += len(chosen) + 1 - len(merged)
+                chosen, body = merged, grown
+            continue
+        if k is not None and counted >= k and not ex.ticked:
+            closed = True  # k are in: what follows joins nothing more, bar those ticked
+            continue
+        cost = cost_of(len(chosen) + 1, ex)
+        if room is not None and cost > room and not ex.ticked:
+            cut = _cut_to_fit(ex, question, room, fmt) if i == 0 else None
+            if cut is None:
+                dropped.append((ex, cost))
+                continue
+            ex, cost = cut, cost_of(1, cut)
+        chosen.append(ex)
+        body += cost
+        counted += 1
+    return chosen, dropped, joins
+
+
 def _place(n: int, secret: Secret) -> str:
     return "question" if n == 0 else "source" if secret.line == 0 else "text"
-
-
-def format_excerpt(
-    number: int, excerpt: Excerpt, fmt: str = "markdown", text: str | None = None, source: str | None = None
-) -> str:
-    """One excerpt: Markdown (a numbered header, every line quoted with "> ") or XML (an <excerpt>
-    element, text escaped). `text` and `source` replace the excerpt's own (a redacted copy)."""
-    body = strip_invisible(excerpt.text if text is None else text).strip("\n")
-    source = excerpt.source if source is None else source
-    if fmt == "xml":
-        where = (
-            f'page="{excerpt.page}"' if excerpt.page is not None else f'lines="{excerpt.start_line}-{excerpt.end_line}"'
-        )
-        source = xml_escape(source, {'"': "&quot;"})
-        return f'<excerpt n="{number}" source="{source}" {where}>\n{xml_escape(body)}\n</excerpt>'
-    lines = body.split("\n")
-    where = "" if excerpt.page is not None else f", lines {excerpt.start_line}–{excerpt.end_line}"  # a PDF: its page
-    header = f"[{number}] ({source}{where})"
-    return header + "\n" + "\n".join(("> " + line).rstrip() for line in lines)
-
-
-def _absorbed(chosen: list[Excerpt], ex: Excerpt) -> list[Excerpt] | None:
-    """`chosen` with `ex` joined to the excerpt of its note it overlaps, and then any other that the
-    joined one overlaps (chunks 1 and 3 taken, then 2); None when `ex` overlaps none."""
-    found = next(((i, j) for i, c in enumerate(chosen) if (j := c.joined(ex)) is not None), None)
-    if found is None:
-        return None
-    at, grown = found
-    out = list(chosen)
-    while True:
-        out[at] = grown
-        found = next(((i, j) for i, c in enumerate(out) if i != at and (j := grown.joined(c)) is not None), None)
-        if found is None:
-            return out
-        other, grown = found
-        del out[other]
-        at -= other < at
 
 
 def order_excerpts(excerpts: list[Excerpt], order: str) -> list[Excerpt]:
@@ -227,38 +222,19 @@ def build_prompt(
     """Take excerpts in rank order up to `k` and/or a token budget for the whole prompt, then assemble
     in `fmt` (markdown or xml; the token estimate follows the format).
 
-    An excerpt that would push the prompt over the budget is left out (and reported), never cut.
-    One that overlaps an excerpt taken already (neighbouring chunks of a note share ~20 words) is
-    joined to it, so no words are pasted twice; it does not count towards `k`. Secrets in the
-    excerpts, their sources (file names, heading trails) and the question are listed, and left out of
-    `Prompt.redacted`.
+    The top result is always in: cut to its best words when all of it does not fit the budget. Another
+    excerpt that would push the prompt over the budget is left out (and reported); one the person
+    ticked (`Excerpt.ticked`) is always in, beyond `k` and the budget if need be. One that overlaps an
+    excerpt taken already (neighbouring chunks of a note share ~20 words) is joined to it, so no words
+    are pasted twice; it does not count towards `k`. Secrets in the excerpts, their sources (file
+    names, heading trails) and the question are listed, and left out of `Prompt.redacted`.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown prompt format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    chosen: list[Excerpt] = []
-    dropped: list[Excerpt] = []
-    joins = 0
     opening, closing = ("<excerpts>", "</excerpts>") if fmt == "xml" else ("Excerpts:", "")
     frame = estimate_tokens(f"{instructions}\n\n{opening}\n\n{closing}\n\nQuestion: {question}\n")
-    used = frame
-    for ex in excerpts:
-        merged = _absorbed(chosen, ex)
-        if merged is not None:
-            cost = frame + sum(estimate_tokens(format_excerpt(i, e, fmt)) for i, e in enumerate(merged, start=1))
-            if budget_tokens is not None and cost > budget_tokens:
-                dropped.append(ex)
-            else:
-                joins += len(chosen) + 1 - len(merged)
-                chosen, used = merged, cost
-            continue
-        if k is not None and len(chosen) >= k:
-            break
-        cost = estimate_tokens(format_excerpt(len(chosen) + 1, ex, fmt))
-        if budget_tokens is not None and used + cost > budget_tokens:
-            dropped.append(ex)
-            continue
-        chosen.append(ex)
-        used += cost
+    chosen, left_out, joins = _choose(excerpts, question, k, budget_tokens, frame, fmt)
+    dropped = [e for e, _ in left_out]
     ordered = order_excerpts(chosen, order)
     parts, clean = [instructions.strip(), opening], [instructions.strip(), opening]
     flagged = []
@@ -291,4 +267,17 @@ def build_prompt(
     text = "\n\n".join(parts + tail) + "\n"
     redacted = "\n\n".join(clean + clean_tail) + "\n"
     tokens = estimate_tokens(text)
-    return Prompt(text, ordered, tokens, dropped, flagged, secrets=found, redacted=redacted, format=fmt, joined=joins)
+    return Prompt(
+        text,
+        ordered,
+        tokens,
+        dropped,
+        flagged,
+        secrets=found,
+        redacted=redacted,
+        format=fmt,
+        joined=joins,
+        budget=budget_tokens,
+        dropped_tokens=[t for _, t in left_out],
+        frame_tokens=frame,
+    )

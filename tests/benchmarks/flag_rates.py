@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ragdesk.core.prompt import Excerpt
+from ragdesk.core.excerpts import Excerpt
 from ragdesk.core.secrets import find_secrets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

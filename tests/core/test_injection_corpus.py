@@ -8,8 +8,9 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
+from ragdesk.core.excerpts import Excerpt
 from ragdesk.core.injection import detect_injection
-from ragdesk.core.prompt import Excerpt, build_prompt
+from ragdesk.core.prompt import build_prompt
 
 from ..data.labelled import INJECTIONS, load, regenerated
 

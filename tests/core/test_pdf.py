@@ -12,7 +12,8 @@ from ragdesk.cli import main
 from ragdesk.core import loader, pdf
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.build import build_index
-from ragdesk.core.prompt import Excerpt, build_prompt
+from ragdesk.core.excerpts import Excerpt
+from ragdesk.core.prompt import build_prompt
 
 from ..conftest import write_notes
 from .pdfs import cmap_pdf, render_pdf, unicode_font

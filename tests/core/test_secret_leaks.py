@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ragdesk.cli import main
-from ragdesk.core.prompt import Excerpt, build_prompt
+from ragdesk.core.excerpts import Excerpt
+from ragdesk.core.prompt import build_prompt
 
 from ..conftest import write_notes
 from ..data.labelled import SECRETS, Record, load

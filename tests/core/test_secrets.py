@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ragdesk.cli import main
-from ragdesk.core.prompt import Excerpt, build_prompt
+from ragdesk.core.excerpts import Excerpt
+from ragdesk.core.prompt import build_prompt
 from ragdesk.core.secrets import find_secrets, redact
 
 from ..conftest import write_notes

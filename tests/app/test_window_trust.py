@@ -1,0 +1,108 @@
+"""Trust at a glance (#38): the prompt holds the top result, Use shows what the prompt holds, and a
+new question starts at its best result. Each test drives the real widgets and reads what is shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from ragdesk.app.models import ResultsModel
+from ragdesk.app.window import MainWindow
+
+from ..conftest import write_notes
+from .conftest import open_window, search
+
+FILLER = "Other words fill the rest of this paragraph about gardens, weather and the habits of birds. "
+
+
+@pytest.fixture
+def many(make_window, tmp_path: Path, qtbot) -> MainWindow:  # type: ignore[no-untyped-def]
+    """Thirty notes that match "apple" (note 00 most often), ten of them "pear" too."""
+    notes = {
+        f"fruit/note{i:02d}.md": f"# Note {i}\n\n"
+        + "apple " * max(1, 12 - i)
+        + ("pear " if i % 3 == 0 else "")
+        + FILLER
+        for i in range(30)
+    }
+    return open_window(make_window, qtbot, write_notes(tmp_path / "many", notes))
+
+
+def _use(w: MainWindow) -> list[bool]:
+    model = w.results_model
+    return [
+        model.data(model.index(r, ResultsModel.COL_USE), Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
+        for r in range(model.rowCount())
+    ]
+
+
+def _tick(w: MainWindow, row: int, on: bool) -> None:
+    model = w.results_model
+    state = Qt.CheckState.Checked if on else Qt.CheckState.Unchecked
+    model.setData(model.index(row, ResultsModel.COL_USE), state, Qt.ItemDataRole.CheckStateRole)
+
+
+def test_use_shows_what_the_prompt_holds_and_ticks_add_or_remove(many: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    w = many
+    w.topk_radio.setChecked(True)
+    w.k_spin.setValue(4)
+    result = search(qtbot, w, "apple")
+    assert len(result.hits) == 30
+    assert _use(w) == [True] * 4 + [False] * 26  # was ticked on all 30 rows
+    paths = [h.path for h in w.results_model.hits]
+    _tick(w, 6, True)  # beyond k: added
+    assert _use(w) == [True] * 4 + [False, False, True] + [False] * 23
+    assert [e.path for e in w.prompt.excerpts] == paths[:4] + [paths[6]]
+    assert f"({paths[6]} › Note" in w.prompt_preview.toPlainText()
+    assert "5 excerpts" in w.prompt_info.text() and "1 ticked in by you" in w.prompt_info.text()
+    _tick(w, 1, False)  # within k: removed, the next one takes its place
+    assert [e.path for e in w.prompt.excerpts] == [paths[0], paths[2], paths[3], paths[4], paths[6]]
+    assert _use(w) == [True, False, True, True, True, False, True] + [False] * 23
+    assert "1 unticked by you" in w.prompt_info.text()
+    _tick(w, 6, False)
+    assert _use(w)[:7] == [True, False, True, True, True, False, False]
+    search(qtbot, w, "pear")  # a new question: ticks made for the last one go, unticks stay
+    assert sum(_use(w)) == 4
+
+
+def test_budget_keeps_the_top_result_cut_to_fit_or_says_what_it_needs(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    long = (
+        " ".join([FILLER] * 3) + "To undo the last commit run git reset --soft HEAD~1 and keep the changes. " + FILLER
+    )
+    folder = write_notes(
+        tmp_path / "b", {"a-long.md": f"# Undo\n\n{long}\n", "b-short.md": "# Short\n\nundo commit in one line\n"}
+    )
+    w = open_window(make_window, qtbot, folder)
+    w.budget_radio.setChecked(True)
+    w.budget_spin.setValue(200)  # #1 needs 243 tokens, #2 fits
+    result = search(qtbot, w, "undo the last commit git reset")
+    assert [h.path for h in result.hits[:2]] == ["a-long.md", "b-short.md"]
+    text = w.prompt_preview.toPlainText()
+    assert "[1] (a-long.md › Undo, lines 3–3, cut to fit the budget)" in text  # not left out for #2
+    assert "git reset --soft HEAD~1" in text  # the best words are kept
+    assert w.prompt.tokens <= 200 and [e.path for e in w.prompt.excerpts] == ["a-long.md"]
+    assert "result #1 cut to its best words to fit the budget (all of it: " in w.prompt_info.text()
+    assert _use(w)[0]
+    w.budget_spin.setValue(150)  # too small for even a cut #1 (15 words): #2 fits, and the line says so
+    info = w.prompt_info.text()
+    assert "result #1 needs a budget of 243 tokens: raise it" in info
+    assert [e.path for e in w.prompt.excerpts] == ["b-short.md"] and _use(w)[:2] == [False, True]
+
+
+def test_a_new_question_selects_its_first_result_and_scrolls_to_the_top(many: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    w = many
+    w.resize(1000, 700)
+    search(qtbot, w, "apple")
+    w.results_view.selectRow(21)
+    w.results_view.scrollTo(w.results_model.index(21, 0))
+    assert w.results_view.verticalScrollBar().value() > 0
+    assert w.current_hit() is not None and w.current_hit().rank == 22
+    with qtbot.waitSignal(w.results_shown, timeout=10000):
+        w.run_search()  # the same question again (a refresh): the passage stays selected
+    assert w.current_hit() is not None and w.current_hit().rank == 22
+    result = search(qtbot, w, "pear apple")
+    assert w.results_view.currentIndex().row() == 0 and w.results_view.verticalScrollBar().value() == 0
+    assert w.explanation_pane.hit is not None and w.explanation_pane.hit.chunk_id == result.hits[0].chunk_id
+    assert w.chunk_title.text().startswith(f"<b>{result.hits[0].path}</b>")
