@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import time
 
-from ..core.explain import TermRow
+from ..core.explain import TermRow, ordinal
 from ..core.injection import Finding
 from ..core.jobs import EmbeddingProgress
 from ..core.paths import shown
@@ -23,12 +23,6 @@ from .models import highlighted_html, term_color
 NO_SELECTION = "Select a result to see its text and why it ranked."
 NOT_DERIVED = -1  # a rank not looked up: that analyzer's index of a large folder is not derived yet
 STALE_MARK = " — ✎ changed on disk since indexing (F5 to refresh)"
-
-
-def ordinal(n: int) -> str:
-    """1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, … 21st."""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
 
 
 REVEAL_SECRETS = "Reveal secrets"
@@ -69,10 +63,14 @@ def chunk_body_html(text: str, spans: list[tuple[int, int, str]], findings: list
 
 
 def fusion_html(mode: str, hit: Hit) -> str:
-    """How a fused (dense or hybrid) score was made: each engine's rank, score and share."""
+    """How a fused (dense or hybrid) score was made: in words first, then the formula filled in."""
     assert hit.fusion is not None
-    fusion = html.escape(hit.fusion.describe())
-    return f"<b>{html.escape(mode)}</b>: {fusion}<br>The BM25 breakdown of this chunk is below."
+    words = html.escape(hit.fusion.in_words(mode))
+    formula = html.escape(hit.fusion.describe())
+    return (
+        f"<b>{html.escape(mode)}</b>: {words}<br><span style='color:#555'>{formula}</span>"
+        "<br>The BM25 breakdown of this chunk is below."
+    )
 
 
 def stats_text(hit: Hit, result: SearchResult) -> str:

@@ -7,6 +7,7 @@ vanished or occur in no note, and the score gap to the k-th result (computed by 
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, QStringListModel, Qt, Signal
@@ -26,6 +27,17 @@ from ..core.paths import shown
 from ..core.whynot import WhyNot
 
 COLUMNS = ("Term", "n_t", "idf", "f", "Contribution", "Top hit's")
+
+
+def ranks_table(why: WhyNot) -> str:
+    """WhyNot.rank_table as a small HTML table."""
+    names, rows = why.rank_table()
+    head = "".join(f"<th align='right'>&nbsp;{html.escape(n)}&nbsp;</th>" for n in names)
+    body = "".join(
+        f"<tr><td>{html.escape(label)}</td>" + "".join(f"<td align='right'>{v}</td>" for v in values) + "</tr>"
+        for label, values in rows
+    )
+    return f"<table cellspacing='0' cellpadding='2'><tr><th></th>{head}</tr>{body}</table>"
 
 
 class WhyNotDialog(QDialog):
@@ -96,17 +108,11 @@ class WhyNotDialog(QDialog):
         self.note_chosen.emit(path)
 
     def show_answer(self, why: WhyNot) -> None:
-        """Fill in the explanation the search worker computed."""
-        where = f"ranks <b>{why.rank}</b>" if why.rank else "does not rank (no query term in it)"
-        gap = "within" if why.gap_to_k <= 0 else f"{why.gap_to_k:.3f} below"
-        lines = [
-            f"<b>{shown(why.path)}</b>: its best chunk (#{why.chunk_id}) {where}; BM25 "
-            f"{why.score:.3f}, {gap} the top {why.k}."
-        ]
-        if why.dense_rank is not None:
-            lines.append(f"Meaning search ranks it {why.dense_rank}.")
+        """Fill in the explanation the search worker computed: the answer in words, the three ranks
+        beside the top hit's and the k-th's, the missing words, and the BM25 rows beside the top hit's."""
+        lines = [f"<b>{html.escape(shown(why.path))}</b>: {html.escape(why.summary())}", ranks_table(why)]
         if why.missing_terms:
-            lines.append("Missing: " + ", ".join(why.missing_terms))
+            lines.append("Missing: " + html.escape(", ".join(why.missing_terms)))
         self.summary.setText("<br>".join(lines))
         top = {r.label: r.contribution for r in why.top_terms}
         self.table.setRowCount(len(why.terms))

@@ -82,10 +82,11 @@ def print_hits(result: Any, explain: bool, scrub: Any = None) -> None:
 
 def print_why_not(why: Any, scrub: Any = None) -> None:
     clean = scrub.text if scrub is not None else _as_is
-    rank = f"ranks {why.rank}" if why.rank else "does not rank (no query term in it)"
-    where = clean(shown(why.path))
-    print(f"\nWhy not {where}? Its best chunk (#{why.chunk_id}) {rank}; BM25 score {why.score:.3f}, ", end="")
-    print(f"{'within' if why.gap_to_k <= 0 else f'{why.gap_to_k:.3f} below'} the top {why.k}")
+    print(f"\nWhy not {clean(shown(why.path))}? {why.summary()}")
+    names, rows = why.rank_table()
+    print(f"  {'':22}" + "".join(f"{n:>14}" for n in names))
+    for label, values in rows:
+        print(f"  {label:22}" + "".join(f"{v:>14}" for v in values))
     top = {r.label: r for r in why.top_terms}
     print(f"  {'term':24} {'n_t':>6} {'idf':>7} {'f':>4} {'contribution':>12} {'top hit':>8}")
     for r in why.terms:

@@ -20,6 +20,8 @@ from typing import Protocol
 
 import numpy as np
 
+from .explain import ordinal
+
 TUNED_C, TUNED_DENSE_WEIGHT = 10, 1.0
 # A third share for the chunk's note as a whole: its chunks' summed vectors against the query,
 # ranked among the fused notes (eight sets, note level: 0.817 / 0.699 -> 0.825 / 0.710 Hit@5 / MRR,
@@ -324,6 +326,28 @@ class Fusion:
             "rrf_note": self.note_share,
             "note_weight": self.note_weight,
         }
+
+    def in_words(self, mode: str = "hybrid") -> str:
+        """The rank for a person, before the formula: each engine's rank and, fused, where the score
+        came from ("Keyword rank 6, meaning rank 2, its note 1st as a whole; the score is 50% meaning, …")."""
+        said = [f"keyword rank {self.bm25_rank}" if self.bm25_rank else "no keyword match"]
+        if self.dense_rank:
+            said.append(f"meaning rank {self.dense_rank}")
+        elif self.dense_pending:
+            said.append("not embedded yet (its keyword rank stands in)")
+        else:
+            said.append("not among the closest by meaning")
+        if self.note_rank and self.note_weight:
+            said.append(f"its note {ordinal(self.note_rank)} as a whole")
+        if mode == "dense":  # ranked by cosine alone: the keyword rank is for comparison
+            said = [said[1], said[0] + " (not used)"]
+        text = ", ".join(said)
+        text = text[0].upper() + text[1:]
+        shares = (("meaning", self.dense_share), ("keywords", self.bm25_share), ("whole note", self.note_share))
+        if mode == "dense" or not self.score:
+            return text + "."
+        parts = sorted(((v / self.score, name) for name, v in shares if v), reverse=True)
+        return text + "; the score is " + ", ".join(f"{share:.0%} {name}" for share, name in parts) + "."
 
     def describe(self) -> str:
         parts = []

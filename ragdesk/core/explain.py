@@ -122,3 +122,9 @@ def explanation_text(rows: list[TermRow], score: float, header: str = "") -> str
         if r.in_index and r.f:
             lines.append(f"{r.label}: {r.formula}")
     return "\n".join(lines)
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, … 21st: ranks said in words."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -1,9 +1,9 @@
 """ "Why not this note?": where the note a person expected ranks for a query, and why not higher.
 
 Elasticsearch's _explain answers this for one document; here it is the note's best chunk, its rank
-in BM25 (and in the fused ranking when meaning search ran), each query term's n_t, idf, f and
-contribution beside the top hit's, the query words that vanished in analysis or occur in no note,
-and how far its score is below the k-th result's.
+by keywords, by meaning (when meaning search ran) and in the list the mode shows, each beside the top
+hit's and the k-th's; each query term's n_t, idf, f and contribution beside the top hit's; the query
+words that vanished in analysis or occur in no note; and how far it is from the k-th result.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .dense import FUSION_DEPTH, Embedder
-from .explain import TermRow
+from .dense import FUSION_DEPTH, FUSIONS, Embedder
+from .explain import TermRow, ordinal
 from .params import SearchParams
 from .paths import shown
 from .search import explain_rows
@@ -25,21 +25,73 @@ class NotIndexed(LookupError):
     """The note named is not in the index (not found, or skipped: the message says why)."""
 
 
+@dataclass(frozen=True)
+class Ranks:
+    """Where one chunk stands: by keywords (BM25), by meaning (cosine) and in the list the mode shows."""
+
+    keyword: int | None  # None: no query term in it
+    meaning: int | None  # None: no meaning search ran, or the chunk is not embedded yet
+    shown: int | None  # None: beyond the list searched (`WhyNot.depth`)
+
+    def to_json(self) -> dict[str, int | None]:
+        return {"keyword": self.keyword, "meaning": self.meaning, "shown": self.shown}
+
+
 @dataclass
 class WhyNot:
     path: str
-    chunk_id: int  # the note's best chunk for the query
+    chunk_id: int  # the note's best chunk for the query (in the mode that ran)
     rank: int | None  # in the mode that ran (None: not among the ranked)
     bm25_rank: int | None  # None: no query term in the note
-    dense_rank: int | None  # None: no meaning search, or beyond its depth
+    dense_rank: int | None  # None: no meaning search, or not embedded yet
     score: float  # BM25 score of that chunk
     terms: list[TermRow]
     top_terms: list[TermRow]  # the top hit's rows, side by side
     top_chunk_id: int | None
     missing_terms: list[str]  # query words that vanished in analysis, terms in no note, terms not in the chunk
-    gap_to_k: float  # k-th result's BM25 score minus this chunk's (<= 0: it is within the top k)
+    gap_to_k: float  # the k-th result's score minus this chunk's, in the mode that ran (<= 0: within the top k)
     k: int = 10
     vanished: list[str] = field(default_factory=list)
+    mode: str = "bm25"
+    top: Ranks | None = None  # the top hit's ranks
+    kth: Ranks | None = None  # the k-th hit's ranks (None: fewer than k results)
+    depth: int = 10  # how far the list was searched
+
+    @property
+    def ranks(self) -> Ranks:
+        return Ranks(self.bm25_rank, self.dense_rank, self.rank)
+
+    def summary(self) -> str:
+        """The answer in words: the note's place by keywords and by meaning, its place in the list the
+        mode shows, and how far that is from the k-th ("3 places below the 10th")."""
+        fused = self.mode != "bm25"
+        by_keywords = f"{ordinal(self.bm25_rank)} by keywords" if self.bm25_rank else "no query word is in it"
+        if not fused:
+            if not self.bm25_rank:
+                return "No query word is in it, so keywords do not rank it."
+            gap = "within" if self.gap_to_k <= 0 else f"{self.gap_to_k:.3f} below"
+            return f"Its best chunk is {by_keywords} (BM25 {self.score:.3f}, {gap} the {ordinal(self.k)}'s score)."
+        by_meaning = f"{ordinal(self.dense_rank)} by meaning" if self.dense_rank else "not embedded yet"
+        if not self.rank:
+            place = f"beyond the first {self.depth}"
+        elif self.rank <= self.k:
+            place = f"{ordinal(self.rank)}, within the top {self.k}"
+        else:
+            gap = self.rank - self.k
+            place = f"{ordinal(self.rank)}, {gap} place{'s' if gap != 1 else ''} below the {ordinal(self.k)}"
+        return f"Its best chunk is {by_keywords} and {by_meaning}; {self.mode} puts its note {place}."
+
+    def rank_table(self) -> tuple[list[str], list[tuple[str, list[str]]]]:
+        """Column names and rows of the note's ranks beside the top hit's and the k-th's: by keywords,
+        by meaning (when meaning search ran) and in the list the mode shows; "—" where there is no hit."""
+        columns = [("This note", self.ranks), ("Top hit", self.top), (f"The {ordinal(self.k)}", self.kth)]
+        kinds = [("By keywords", "keyword", "no match"), ("By meaning", "meaning", "not embedded")]
+        kinds = (kinds if self.mode != "bm25" else kinds[:1]) + [(f"In the {self.mode} list", "shown", "beyond")]
+        rows = [
+            (label, [("—" if r is None else ordinal(v) if (v := getattr(r, attr)) else none) for _, r in columns])
+            for label, attr, none in kinds
+        ]
+        return [name for name, _ in columns], rows
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,7 +107,21 @@ class WhyNot:
             "missing_terms": self.missing_terms,
             "gap_to_k": self.gap_to_k,
             "k": self.k,
+            "mode": self.mode,
+            "summary": self.summary(),
+            "ranks": self.ranks.to_json(),
+            "top_ranks": self.top.to_json() if self.top else None,
+            "kth_ranks": self.kth.to_json() if self.kth else None,
         }
+
+
+def _meaning_ranks(lib: Any, query: str, embedder: Embedder | None, partial: bool) -> dict[int, int]:
+    """Every embedded chunk's rank by cosine with the query (exact: the whole index, best first)."""
+    if embedder is None or not query.strip():
+        return {}
+    nearest = lib.nearest(embedder, partial)
+    ids, _ = nearest.top_k(embedder.embed_query(query), lib.n_chunks)
+    return {int(doc): i + 1 for i, doc in enumerate(ids.tolist())}
 
 
 def why_not(
@@ -67,7 +133,9 @@ def why_not(
     partial: bool = False,
 ) -> WhyNot:
     """Explain where note `path` (relative to the folder) ranks for `query` and why not higher
-    (higher than the top `params.k`, in `params.mode`; `partial`: as IndexReader.search)."""
+    (higher than the top `params.k`, in `params.mode`; `partial`: as IndexReader.search): its best
+    chunk's rank by keywords, by meaning and in the list the mode shows, beside the top hit's and the
+    k-th's, and its BM25 rows beside the top hit's."""
     params = params or SearchParams()
     config, k1, b, k, mode = params.analyzer, params.k1, params.b, params.k, params.mode
     note = lib.note_index(path)
@@ -81,19 +149,40 @@ def why_not(
         raise NotIndexed(f"{path} is not indexed (it has no text to search)")
     rows = explain_rows(parts, chunks, k1, b)
     scores = [sum(r.contribution for r in rs) for rs in rows]
-    best = max(range(len(chunks)), key=lambda i: (scores[i], -i))
-    chunk, score = chunks[best], scores[best]
     depth = max(k, FUSION_DEPTH if mode != "bm25" else k)
     result = lib.search(query, replace(params, k=depth), embedder=embedder, partial=partial)
-    bm25_rank = lib.rank_of(query, chunk, config, k1, b) if score > 0 else None
-    rank, dense_rank = bm25_rank, None
-    if mode != "bm25":
-        hit = next((h for h in result.hits if h.chunk_id == chunk), None)
-        rank = hit.rank if hit is not None else None
-        dense_rank = hit.fusion.dense_rank if hit is not None and hit.fusion is not None else None
+    meaning = _meaning_ranks(lib, query, embedder, partial) if mode != "bm25" else {}
+
+    def keyword_rank(chunk: int) -> int | None:
+        return lib.rank_of(query, chunk, config, k1, b)
+
+    listed = next((h for h in result.hits if h.path == lib.note_paths[note] or h.chunk_id in chunks), None)
+    if listed is not None and mode != "bm25":
+        best = chunks.index(listed.chunk_id)  # the chunk that places the note in the list shown
+    elif mode != "bm25" and meaning:  # beyond the list: the chunk the fusion would like best
+        c = FUSIONS[params.fusion].c
+
+        def fused(i: int) -> float:
+            kr, mr = (keyword_rank(chunks[i]) if scores[i] > 0 else None), meaning.get(chunks[i])
+            return (1 / (c + kr) if kr else 0.0) + (1 / (c + mr) if mr else 0.0)
+
+        best = max(range(len(chunks)), key=lambda i: (fused(i), -i))
+    else:
+        best = max(range(len(chunks)), key=lambda i: (scores[i], -i))
+    chunk, score = chunks[best], scores[best]
+    bm25_rank = keyword_rank(chunk) if score > 0 else None
+    rank = bm25_rank if mode == "bm25" else (listed.rank if listed is not None else None)
+
+    def ranks_of(hit: Any) -> Ranks:
+        return Ranks(keyword_rank(hit.chunk_id), meaning.get(hit.chunk_id), hit.rank)
+
     top = result.hits[0] if result.hits else None
-    bm25_of = [sum(r.contribution for r in h.explain) for h in result.hits[:k]]
-    kth = sorted(bm25_of, reverse=True)[k - 1] if len(bm25_of) >= k else 0.0
+    kth = result.hits[k - 1] if len(result.hits) >= k else None
+    if mode == "bm25":
+        bm25_of = [sum(r.contribution for r in h.explain) for h in result.hits[:k]]
+        gap = (sorted(bm25_of, reverse=True)[k - 1] if len(bm25_of) >= k else 0.0) - score
+    else:
+        gap = (kth.score if kth is not None else 0.0) - (listed.score if listed is not None else 0.0)
     words = {w for p in parts for _, ws, _ in p.qterms for w in ws}
     vanished = [w for w in dict.fromkeys(_WORD.findall(query.casefold())) if w not in words]
     in_no_note = [t for p in parts[:1] for t, _, tid in p.qterms if tid is None]
@@ -105,13 +194,17 @@ def why_not(
         chunk,
         rank,
         bm25_rank,
-        dense_rank,
+        meaning.get(chunk),
         score,
         rows[best],
         top.explain if top is not None else [],
         top.chunk_id if top is not None else None,
         missing,
-        kth - score,
+        gap,
         k,
         vanished,
+        mode,
+        ranks_of(top) if top is not None else None,
+        ranks_of(kth) if kth is not None else None,
+        depth,
     )

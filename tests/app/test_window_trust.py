@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from ragdesk.app.explanation_pane import ExplanationPane
 from ragdesk.app.models import ResultsModel
+from ragdesk.app.whynot_dialog import WhyNotDialog
 from ragdesk.app.window import MainWindow
+from ragdesk.core.dense import Fusion
+from ragdesk.core.explain import ordinal
+from ragdesk.core.results import Hit, SearchResult
 
 from ..conftest import write_notes
 from .conftest import open_window, search
@@ -106,3 +111,40 @@ def test_a_new_question_selects_its_first_result_and_scrolls_to_the_top(many: Ma
     assert w.results_view.currentIndex().row() == 0 and w.results_view.verticalScrollBar().value() == 0
     assert w.explanation_pane.hit is not None and w.explanation_pane.hit.chunk_id == result.hits[0].chunk_id
     assert w.chunk_title.text().startswith(f"<b>{result.hits[0].path}</b>")
+
+
+def test_a_hybrid_rank_is_said_in_words_before_its_formula(qtbot) -> None:  # type: ignore[no-untyped-def]
+    pane = ExplanationPane()
+    qtbot.addWidget(pane)
+    pane.show()
+    fusion = Fusion(6, 3.2, 2, 0.8, 10, 1.3, False, 1, 0.7, 0.5)
+    hit = Hit(1, fusion.score, 7, "a.md", "Top", 1, 3, 8, "text", [], fusion, (0, 4))
+    result = SearchResult("q", "combined", 1.2, 0.75, 10, 8.0, 1.0, [hit], [], None, "hybrid")
+    pane.show_hit(hit, result)
+    first, formula = pane.fusion_label.text().split("<br>")[:2]
+    assert first == (
+        "<b>hybrid</b>: Keyword rank 6, meaning rank 2, its note 1st as a whole; "
+        "the score is 50% meaning, 29% keywords, 21% whole note."
+    )
+    assert "1/(10+6) = 0.0625" in formula and "1.3/(10+2) = 0.1083" in formula and formula.endswith("= 0.2163</span>")
+
+
+def test_why_not_dialog_says_one_thing_with_three_ranks(tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.core.build import build_index
+    from ragdesk.core.params import SearchParams
+    from ragdesk.core.whynot import why_not
+
+    from ..core.test_dense import HashEmbedder
+
+    notes = {f"n{i:02d}.md": f"# N{i}\n\n" + "apple " * (i % 7 + 1) + "pie crust oven " * (i % 3) for i in range(40)}
+    lib, _ = build_index(write_notes(tmp_path / "n", notes), tmp_path / "idx", workers=1)
+    why = why_not(lib, "apple pie", "n30.md", SearchParams(k=10, mode="hybrid"), HashEmbedder())
+    dialog = WhyNotDialog(lib.note_paths, "apple pie")
+    qtbot.addWidget(dialog)
+    dialog.show_answer(why)
+    text = dialog.summary.text()
+    assert text.startswith(f"<b>n30.md</b>: {why.summary()}")
+    assert "no query" not in text and "within the top 30" not in text  # the old contradictions
+    for label, values in why.rank_table()[1]:
+        assert f"<tr><td>{label}</td>" + "".join(f"<td align='right'>{v}</td>" for v in values) in text
+    assert why.rank_table()[1][0][1][0] == ordinal(why.bm25_rank)

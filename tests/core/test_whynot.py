@@ -10,6 +10,7 @@ import pytest
 from ragdesk.cli import main
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.build import build_index
+from ragdesk.core.explain import ordinal
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
 from ragdesk.core.whynot import NotIndexed, why_not
@@ -78,6 +79,41 @@ def test_cli_why_not_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert why["terms"][0]["term"] == "rebas" and why["gap_to_k"] > 0
     assert main([*args, "--why-not", str(folder / "far.md")]) == 0  # a path as a shell completes it
     out = capsys.readouterr().out
-    assert "Why not far.md? Its best chunk" in out and "below the top 1" in out
+    assert "Why not far.md? Its best chunk is 3rd by keywords (BM25 " in out and "below the 1st's score)" in out
     assert main([*args, "--why-not", "nope.md"]) == 2
     assert "nope.md is not indexed" in capsys.readouterr().err
+
+
+def test_hybrid_why_not_gives_three_consistent_ranks(tmp_path: Path) -> None:
+    """In hybrid mode the answer used to say "does not rank (no query term in it)" beside a table of
+    found terms, and "within the top 30" for a BM25 score that BM25 mode called below it. Now: the
+    note's rank by keywords, by meaning and in the fused list, each as the rankings themselves say."""
+    from .test_dense import HashEmbedder
+
+    notes = {
+        f"n{i:02d}.md": f"# N{i}\n\n" + "apple " * (i % 7 + 1) + f"pie crust{i % 5} oven " * (i % 3) for i in range(40)
+    }
+    lib, _ = build_index(write_notes(tmp_path / "n", notes), tmp_path / "idx", workers=1)
+    emb = HashEmbedder()
+    query, k = "apple pie crust3", 10
+    every = lib.n_chunks
+    keyword = [h.chunk_id for h in lib.search(query, k=every).hits]
+    meaning = [h.chunk_id for h in lib.search(query, k=every, mode="dense", group=False, embedder=emb).hits]
+    fused = [h.path for h in lib.search(query, k=every, mode="hybrid", embedder=emb).hits]
+    for path in ("n13.md", "n30.md", fused[0], fused[k + 2]):
+        why = why_not(lib, query, path, SearchParams(k=k, mode="hybrid"), emb)
+        assert why.bm25_rank == keyword.index(why.chunk_id) + 1 and why.dense_rank == meaning.index(why.chunk_id) + 1
+        assert why.rank == (fused.index(path) + 1 if path in fused[: why.depth] else None)
+        text = why.summary()
+        assert f"{ordinal(why.bm25_rank)} by keywords and {ordinal(why.dense_rank)} by meaning" in text
+        assert "no query word" not in text  # it has query words: never said otherwise
+        if why.rank and why.rank > k:
+            assert text.endswith(f"hybrid puts its note {ordinal(why.rank)}, {why.rank - k} places below the 10th.")
+        elif why.rank:
+            assert text.endswith(f"{ordinal(why.rank)}, within the top {k}.")
+        names, rows = why.rank_table()
+        assert names == ["This note", "Top hit", "The 10th"]
+        assert rows[2] == ("In the hybrid list", [ordinal(why.rank) if why.rank else "beyond", "1st", "10th"])
+    bm25 = why_not(lib, query, "n30.md", SearchParams(k=k), emb)
+    assert bm25.rank == keyword.index(bm25.chunk_id) + 1 and bm25.dense_rank is None
+    assert [label for label, _ in bm25.rank_table()[1]] == ["By keywords", "In the bm25 list"]
