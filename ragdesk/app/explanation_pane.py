@@ -37,6 +37,7 @@ class ExplanationPane(QWidget):
     """Shows one hit at a time (`show_hit`); holds the pinned hit that others are compared with."""
 
     pin_changed = Signal(object)  # Hit | None, after the user pinned or unpinned
+    compare_shown = Signal()  # the compare table appeared: the window scrolls it into view
     secrets_reveal_requested = Signal(int)  # chunk id: the person asked to see the chunk's secrets
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -87,7 +88,8 @@ class ExplanationPane(QWidget):
         self.compare_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.compare_view.setMinimumHeight(90)
         self.compare_view.hide()
-        self.compare_label = self._label("compareLabel")
+        self.compare_label = self._label("compareLabel", wrap=True)
+        self.compare_label.setTextFormat(Qt.TextFormat.RichText)  # escaped once, shown unescaped
         self.compare_label.hide()
 
         buttons = QHBoxLayout()
@@ -231,10 +233,11 @@ class ExplanationPane(QWidget):
         hit, pinned = self.hit, self.pinned
         self.compare_label.setVisible(pinned is not None)
         comparing = pinned is not None and hit is not None and hit.chunk_id != pinned.chunk_id
+        appeared = comparing and self.compare_view.isHidden()
         self.compare_view.setVisible(comparing)
         if pinned is None:
             return
-        self.compare_label.setText(texts.compare_text(hit, pinned))
+        self.compare_label.setText(texts.compare_text(hit, pinned, self.result))
         if not comparing:
             return
         assert hit is not None
@@ -247,3 +250,5 @@ class ExplanationPane(QWidget):
                 if col == 0:
                     item.setBackground(term_color(r.term))
                 self.compare_view.setItem(i, col, item)
+        if appeared:
+            self.compare_shown.emit()

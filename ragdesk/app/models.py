@@ -22,6 +22,7 @@ ShareRole = Qt.ItemDataRole.UserRole + 4  # float in [0, 1] for a breakdown bar
 Index = QModelIndex | QPersistentModelIndex
 SECRET_MARK = "••• "  # a result whose secrets are shown masked (a glyph every font has)
 SECRET_TIP = "Holds a key, token or password, shown as •••; select it and click “Reveal secrets” to see it."
+PIN_MARK = "◆ "  # the row pinned for compare (a glyph every font has)
 SNIPPET_CHARS = 260  # about three lines of the snippet column at the default window size
 
 
@@ -138,6 +139,7 @@ class ResultsModel(_TableModel):
         self.excluded: set[tuple[str, int, int]] = set()  # passages the user unticked (Hit.key: path, span)
         self.ticked: set[tuple[str, int, int]] = set()  # passages the user ticked in, beyond the top k
         self.in_prompt: set[int] = set()  # the ranks of the results the prompt holds: what Use shows
+        self.pinned_key: tuple[str, int, int] | None = None  # the passage pinned for compare: marked ◆
         self.findings: dict[int, list[Finding]] = {}  # chunk id -> instruction-like passages
         self.masked: dict[int, Hit] = {}  # chunk id -> the hit with its secrets as •, shown until revealed
         self.revealed: set[int] = set()  # chunks whose secrets the person chose to see
@@ -252,6 +254,12 @@ class ResultsModel(_TableModel):
         """A new question: the passages ticked in for the last one go (unticked ones stay out)."""
         self.ticked.clear()
 
+    def set_pinned(self, hit: Hit | None) -> None:
+        """Mark the pinned passage's row (◆ before its title)."""
+        self.pinned_key = hit.key if hit is not None else None
+        if self.hits:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.hits) - 1, len(self.COLUMNS) - 1))
+
     def unticked_count(self) -> int:
         """How many shown results the person unticked (kept out of the prompt)."""
         return len(self.excluded & {h.key for h in self.hits})
@@ -284,7 +292,8 @@ class ResultsModel(_TableModel):
             if col == self.COL_SCORE:
                 return f"{hit.score:.4f}" if hit.fusion is not None else f"{hit.score:.3f}"
             if col == self.COL_SOURCE:
-                marks = ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
+                marks = PIN_MARK if hit.key == self.pinned_key else ""
+                marks += ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
                 marks += SECRET_MARK if self.is_masked(hit) else ""
                 hit = self.shown(hit)
                 heading = f" › {shown(hit.heading)}" if hit.heading else ""
@@ -305,6 +314,8 @@ class ResultsModel(_TableModel):
                 tips.append("Instruction-like text: " + describe(self.findings[hit.chunk_id]))
             if self.is_masked(hit):
                 tips.append(SECRET_TIP)
+            if hit.key == self.pinned_key:
+                tips.append("Pinned for compare (Ctrl+P unpins it): select another result to compare.")
             if col == self.COL_BAR:
                 tips.append(", ".join(f"{r.term}: {r.contribution:.3f}" for r in hit.explain if r.contribution))
             return "\n".join(tips) or None

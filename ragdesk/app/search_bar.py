@@ -24,6 +24,13 @@ MODE_HINT = (
 BM25 = "bm25"
 
 
+def auto_label(ran: str, meaning: tuple[int, int] | None) -> str:
+    """The auto choice's text once a search ran: the mode it ran in, and how far the meaning index is."""
+    if ran != BM25:
+        return f"{AUTO} · {ran}"
+    return f"{AUTO} · BM25" + (f" (meaning {meaning[0]:,} / {meaning[1]:,})" if meaning else "")
+
+
 class SearchBar(QToolBar):
     """Emits `search_requested` when the query settles (typing paused, Return) or a setting changes."""
 
@@ -61,7 +68,9 @@ class SearchBar(QToolBar):
         self.addWidget(QLabel("  Mode "))
         self.mode_combo = QComboBox(self)
         self.mode_combo.setObjectName("modeCombo")
-        self.mode_combo.addItems([*MODE_CHOICES, PLAIN_HYBRID])
+        for choice in (*MODE_CHOICES, PLAIN_HYBRID):  # the data is the choice; auto's text says what it ran
+            self.mode_combo.addItem(choice, choice)
+        self.mode_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.dense_ok = dense_ok
         if dense_ok:
             self.mode_combo.setToolTip(MODE_HINT)
@@ -93,7 +102,7 @@ class SearchBar(QToolBar):
         self.field.returnPressed.connect(self.search_requested)
         self.analyzer_combo.currentTextChanged.connect(self.search_requested)
         self.fold_accents_check.toggled.connect(self.search_requested)
-        self.mode_combo.currentTextChanged.connect(self.mode_changed)
+        self.mode_combo.currentIndexChanged.connect(self._on_mode_combo_index_changed)
         self.k1_spin.valueChanged.connect(self.search_requested)
         self.b_spin.valueChanged.connect(self.search_requested)
 
@@ -108,6 +117,9 @@ class SearchBar(QToolBar):
         self.addWidget(spin)
         return spin
 
+    def _on_mode_combo_index_changed(self, _index: int) -> None:
+        self.mode_changed.emit(self.choice)
+
     def _on_text_changed(self, text: str) -> None:
         self.query_edited.emit(text)
         self.timer.start()
@@ -121,13 +133,20 @@ class SearchBar(QToolBar):
         return self.field.text()
 
     @property
+    def choice(self) -> str:
+        """The Mode switch's choice: auto, bm25, dense, hybrid or PLAIN_HYBRID (whatever auto's text says)."""
+        return str(self.mode_combo.currentData() or AUTO)
+
+    def set_choice(self, choice: str) -> None:
+        self.mode_combo.setCurrentIndex(max(0, self.mode_combo.findData(choice)))
+
+    @property
     def mode(self) -> str:
-        text = self.mode_combo.currentText()
-        return "hybrid" if text == PLAIN_HYBRID else text
+        return "hybrid" if self.choice == PLAIN_HYBRID else self.choice
 
     @property
     def fusion(self) -> str:
-        return "plain" if self.mode_combo.currentText() == PLAIN_HYBRID else DEFAULT_FUSION
+        return "plain" if self.choice == PLAIN_HYBRID else DEFAULT_FUSION
 
     @property
     def k1(self) -> float:
@@ -146,7 +165,7 @@ class SearchBar(QToolBar):
         """Back to the defaults of every ranking setting here: analyzer, accents, mode, k1, b."""
         self.analyzer_combo.setCurrentText(AnalyzerConfig().name)
         self.fold_accents_check.setChecked(False)
-        self.mode_combo.setCurrentText(AUTO)
+        self.set_choice(AUTO)
         self.k1_spin.setValue(DEFAULT_K1)
         self.b_spin.setValue(DEFAULT_B)
 
@@ -160,19 +179,22 @@ class SearchBar(QToolBar):
         self.fold_accents_check.setChecked(analyzer.fold_accents)
         mode = settings.get("search/mode", AUTO)
         if mode in (*MODE_CHOICES, PLAIN_HYBRID) and (mode in (BM25, AUTO) or self.dense_ok):
-            self.mode_combo.setCurrentText(mode)
+            self.set_choice(mode)
         self.k1_spin.setValue(settings.k1())
         self.b_spin.setValue(settings.b())
 
     def save(self, settings: AppSettings) -> None:
         settings.set("search/analyzer", self.analyzer_combo.currentText())
         settings.set("search/fold_accents", self.fold_accents_check.isChecked())
-        settings.set("search/mode", self.mode_combo.currentText())
+        settings.set("search/mode", self.choice)
         settings.set("search/k1", self.k1)
         settings.set("search/b", self.b)
 
-    def show_mode_reason(self, mode: str, why: str) -> None:
-        """Say on the Mode switch which mode the last search ran in and why (auto changes with the index)."""
+    def show_mode_reason(self, mode: str, why: str, meaning: tuple[int, int] | None = None) -> None:
+        """Say on the Mode switch which mode the last search ran in: auto's own text ("auto · hybrid",
+        "auto · BM25 (meaning 1,754 / 1,763)") and, in the tooltip, why."""
+        auto = self.mode_combo.findData(AUTO)
+        self.mode_combo.setItemText(auto, auto_label(mode, meaning) if self.choice == AUTO else AUTO)
         if why:
             ran = f"{self.mode} → {mode}" if self.mode == AUTO else mode
             self.mode_combo.setToolTip(f"Last search: {ran} ({why})\n\n{MODE_HINT if self.dense_ok else DENSE_HINT}")

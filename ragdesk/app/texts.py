@@ -102,19 +102,28 @@ def ranks_text(ranks: dict[str, int | None]) -> str:
     return "Rank under each analyzer — " + " · ".join(parts)
 
 
-def compare_text(selected: Hit | None, pinned: Hit) -> str:
-    """The line above the compare table: what is pinned and, with another selected, the score gap."""
+def compare_text(selected: Hit | None, pinned: Hit, result: SearchResult | None = None) -> str:
+    """The line above the compare table: what is pinned and, with another selected, their BM25 sums
+    (the rows compared; a fused score is never set against a BM25 one) and, in a fused mode, their
+    places in the list."""
     where = f"{html.escape(mask(pinned.shown_path))} :{pinned.start_line}"
     if selected is None or selected.chunk_id == pinned.chunk_id:
-        return f"Pinned: {where}. Select another result to compare."
-    diff = selected.score - pinned.score
-    return f"Selected ({selected.score:.3f}) vs pinned {where} ({pinned.score:.3f}): {diff:+.3f}"
+        return f"◆ Pinned: {where}. Select another result to compare."
+    mine, theirs = sum(r.contribution for r in selected.explain), sum(r.contribution for r in pinned.explain)
+    line = f"BM25: selected {mine:.3f} vs ◆ pinned {where} {theirs:.3f} ({mine - theirs:+.3f})"
+    if result is not None and result.mode != "bm25":
+        at = next((h.rank for h in result.hits if h.chunk_id == pinned.chunk_id), None)
+        place = ordinal(at) if at else f"not in the first {len(result.hits)}"
+        line += f" · in the {result.mode} list: selected {ordinal(selected.rank)}, pinned {place}"
+    return line
 
 
 def compare_rows(selected: Hit, pinned: Hit) -> list[tuple[TermRow, float]]:
-    """Each of the selected hit's rows beside the pinned hit's contribution for the same row label."""
+    """Each of the selected hit's rows beside the pinned hit's contribution for the same row label,
+    the largest difference first (ties in the selected rows' order)."""
     pinned_rows = {r.label: r.contribution for r in pinned.explain}
-    return [(r, pinned_rows.get(r.label, 0.0)) for r in selected.explain]
+    rows = [(r, pinned_rows.get(r.label, 0.0)) for r in selected.explain]
+    return sorted(rows, key=lambda rp: -abs(rp[0].contribution - rp[1]))
 
 
 def index_status_text(library: IndexReader) -> str:

@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings or AppSettings()
         self.last_request: SearchRequest | None = None
+        self._ran: tuple[str, str] | None = None  # the last search's (chosen, ran) modes: a change is said
         self.results_k = RESULTS_K  # how many results the list shows ("Show more" adds a page)
         self.setWindowTitle("ragdesk")
         self.setWindowIcon(app_icon())
@@ -95,7 +96,7 @@ class MainWindow(QMainWindow):
         self.prompt_pane = PromptPane(self)
         self.index_status = IndexStatus(self)
         self.statusBar().addPermanentWidget(self.index_status)
-        why_scroll = QScrollArea(self)  # a small window scrolls the explanation instead of squeezing it
+        self.why_scroll = why_scroll = QScrollArea(self)  # a small window scrolls the explanation instead
         why_scroll.setObjectName("whyScroll")
         why_scroll.setWidgetResizable(True)
         why_scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -145,6 +146,8 @@ class MainWindow(QMainWindow):
         results.model.inclusion_changed.connect(self._update_prompt)
         why.copy_explanation_button.clicked.connect(self.copy_explanation)
         why.secrets_reveal_requested.connect(self._on_secrets_reveal_requested)
+        why.pin_changed.connect(results.model.set_pinned)
+        why.compare_shown.connect(self._on_compare_shown)
         prompt.settings_changed.connect(self._update_prompt)
         prompt.instructions_requested.connect(self.edit_instructions)
         prompt.prompt_copied.connect(self._on_prompt_copied)
@@ -245,6 +248,7 @@ class MainWindow(QMainWindow):
             self._show_error(f"The folder {folder} does not exist or cannot be read.")
             return
         self.explanation_pane.set_pinned(None)  # chunk ids, pins and unticks belong to the folder that was open
+        self._ran = None
         self.results_pane.clear()
         self.explanation_pane.show_hit(None)
         self.setWindowTitle(f"ragdesk — {path.name}")
@@ -366,7 +370,15 @@ class MainWindow(QMainWindow):
         if self.pinned is not None and outcome.pinned_rows:
             self.explanation_pane.update_pinned(outcome.pinned_score, outcome.pinned_rows)
         self.results_pane.show_outcome(outcome, "" if result.hits else self._empty_text(outcome))
-        self.search_bar.show_mode_reason(result.mode, result.mode_reason)
+        self.search_bar.show_mode_reason(result.mode, result.mode_reason, outcome.meaning)
+        ran = (outcome.request.mode, result.mode)
+        if self._ran is not None and self._ran[0] == ran[0] == "auto" and self._ran[1] != ran[1]:
+            self.statusBar().showMessage(  # under the user's eyes: scores jump from 0.13 to 32
+                f"Auto now searches by {result.mode}: {result.mode_reason}. Scores of different modes "
+                "are on different scales.",
+                NORMAL_MS,
+            )
+        self._ran = ran
         if result.reason and result.hits:
             self.statusBar().showMessage(NOTE_PREFIX + result.reason, NORMAL_MS - 1000)
         elif self.statusBar().currentMessage().startswith(NOTE_PREFIX):
@@ -422,6 +434,10 @@ class MainWindow(QMainWindow):
     def _on_ranks_found(self, serial: int, chunk_id: int, ranks: dict[str, int | None]) -> None:
         if self._about_selection(serial, chunk_id):
             self.explanation_pane.show_ranks(ranks)
+
+    def _on_compare_shown(self) -> None:
+        """The compare table appeared below the fold: scroll it into view once it is laid out."""
+        QTimer.singleShot(0, lambda: self.why_scroll.ensureWidgetVisible(self.compare_view, 0, 0))
 
     def toggle_pin(self) -> None:
         """Ctrl+P: pin the selected result; unpin when the selected one is the pinned one."""

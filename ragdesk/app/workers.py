@@ -20,7 +20,17 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.build import BuildReport
-from ..core.dense import AUTO, DEFAULT_EMBEDDER, DEFAULT_FUSION, DenseUnavailable, Embedder, choose_mode, load_embedder
+from ..core.dense import (
+    AUTO,
+    DEFAULT_EMBEDDER,
+    DEFAULT_FUSION,
+    DenseUnavailable,
+    Embedder,
+    choose_mode,
+    dense_available,
+    embedder_name,
+    load_embedder,
+)
 from ..core.embeddings import MeaningIndexUnwritable
 from ..core.excerpts import Excerpt
 from ..core.explain import TermRow
@@ -295,6 +305,7 @@ class SearchOutcome:
     pinned_rows: list[TermRow] = field(default_factory=list)
     pinned_score: float = 0.0
     library: IndexReader | None = None
+    meaning: tuple[int, int] | None = None  # auto ran BM25: chunks embedded so far, of all
 
 
 class SearchWorker(QObject):
@@ -349,6 +360,8 @@ class SearchWorker(QObject):
             masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
             total = lib.count_matches(request.query, request.analyzer) if mode == "bm25" else len(result.hits)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
+            if request.mode == AUTO and mode == "bm25" and dense_available(request.embedder):
+                outcome.meaning = lib.dense_progress(embedder_name(request.embedder))
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = lib.explain(
                     request.query, request.pinned, request.analyzer, request.k1, request.b

