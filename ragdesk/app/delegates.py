@@ -94,7 +94,7 @@ class HtmlDelegate(QStyledItemDelegate):
         bold = QFont(opt.font)
         bold.setBold(True)
         metrics = QFontMetrics(bold)
-        title = metrics.elidedText(model.title_text(row), Qt.TextElideMode.ElideMiddle, rect.width())
+        title = fit_title(model.title_parts(row), rect.width(), metrics)
         painter.save()
         painter.setClipRect(opt.rect)
         painter.setFont(bold)
@@ -110,6 +110,24 @@ class HtmlDelegate(QStyledItemDelegate):
         painter.translate(rect.left(), rect.top() + metrics.lineSpacing() + 2)
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
+
+
+# What a narrow title gives up first: the folder (its end kept: the nearest folder), then the heading
+# trail (its start kept), last the file name (its middle): the name and its page or line stay.
+SHORTEN = (("folder", Qt.TextElideMode.ElideLeft), ("heading", Qt.TextElideMode.ElideRight))
+
+
+def fit_title(parts: list[tuple[str, str]], width: int, metrics: QFontMetrics) -> str:
+    """The title from `parts` (ResultsModel.title_parts) in `width` pixels: whole when it fits, else
+    shortened part by part as SHORTEN says, else with the file name elided in the middle."""
+    pieces = list(parts)
+    for shorten, mode in (*SHORTEN, ("name", Qt.TextElideMode.ElideMiddle)):
+        if metrics.horizontalAdvance("".join(t for t, _ in pieces)) <= width:
+            break
+        others = sum(metrics.horizontalAdvance(t) for t, part in pieces if part != shorten)
+        room = max(0, width - others)
+        pieces = [(metrics.elidedText(t, mode, room) if part == shorten else t, part) for t, part in pieces]
+    return "".join(t for t, _ in pieces)
 
 
 def swatch(color: QColor) -> str:

@@ -30,6 +30,7 @@ from .delegates import ShareBarDelegate
 from .models import BreakdownModel, term_color
 
 PIN_TEXT, UNPIN_TEXT = "Pin for compare", "Unpin"
+SHARE_WIDTH = 72  # the share bar with "100.0%" on it
 FIT_CANDIDATES = 3  # texts per column whose size the delegate is asked (the widest by font metrics)
 
 
@@ -65,7 +66,9 @@ class ExplanationPane(QWidget):
         view.setModel(self.breakdown_model)
         view.verticalHeader().hide()
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.horizontalHeader().setSectionResizeMode(BreakdownModel.COL_SHARE, QHeaderView.ResizeMode.Stretch)
+        # the query words give way when the pane is narrow: the numbers and the share bar keep their width
+        view.horizontalHeader().setSectionResizeMode(BreakdownModel.COL_WORDS, QHeaderView.ResizeMode.Stretch)
+        view.setColumnWidth(BreakdownModel.COL_SHARE, SHARE_WIDTH)
         view.setItemDelegateForColumn(BreakdownModel.COL_SHARE, ShareBarDelegate(self))
         view.selectionModel().currentRowChanged.connect(self._on_breakdown_row_changed)
         view.setMinimumHeight(120)
@@ -167,7 +170,7 @@ class ExplanationPane(QWidget):
         header, metrics = view.horizontalHeader(), view.fontMetrics()
         grid = 1 if view.showGrid() else 0  # as QTableView.sizeHintForColumn counts it
         for col in range(model.columnCount()):
-            if header.sectionResizeMode(col) == QHeaderView.ResizeMode.Stretch:
+            if header.sectionResizeMode(col) == QHeaderView.ResizeMode.Stretch or col == model.COL_SHARE:
                 continue
             advances = [metrics.horizontalAdvance(str(model.display(r, col))) for r in model.rows]
             widest = sorted(range(len(advances)), key=advances.__getitem__)[-FIT_CANDIDATES:]

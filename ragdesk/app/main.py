@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
@@ -49,8 +50,6 @@ def smoke_test() -> int:
     """
     import tempfile
     import time
-
-    from PySide6.QtCore import QTimer
 
     from ..core.dense import DenseUnavailable, load_embedder
 
@@ -115,11 +114,11 @@ def run(
     app.setWindowIcon(app_icon())
     settings = AppSettings(settings_path)
     window = MainWindow(settings, index_dir)
+    restore = close_on_stop_signals(window)  # first: a stop signal while a dialog is open closes it too
     window.show()
     window.open_folder(initial_folder(folder, settings))
-    if missing is not None:
-        window.show_missing_folder(missing)
-    restore = close_on_stop_signals(window)
+    if missing is not None:  # said once the event loop runs, where a stop signal can reach its dialog
+        QTimer.singleShot(0, lambda: window.show_missing_folder(missing))
     try:
         return app.exec()
     finally:

@@ -224,7 +224,29 @@ class ResultsModel(_TableModel):
 
     def title_text(self, row: int) -> str:
         """A result's first line: the note and its heading trail (and marks, page, folded chunks)."""
-        return str(self.data(self.index(row, self.COL_SOURCE)) or "")
+        return "".join(text for text, _ in self.title_parts(row))
+
+    def title_parts(self, row: int) -> list[tuple[str, str]]:
+        """The title line in pieces, each with its part ("mark", "folder", "name", "where", "heading",
+        "more"), so that a narrow view shortens the folder first, then the heading trail, and keeps the
+        file name with its page or line (delegates.fit_title)."""
+        hit = self.hit_at(row)
+        if hit is None:
+            return []
+        marks = PIN_MARK if hit.key == self.pinned_key else ""
+        marks += ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
+        marks += SECRET_MARK if self.is_masked(hit) else ""
+        hit = self.shown(hit)
+        folder, slash, name = hit.shown_path.rpartition("/")
+        heading = f" › {shown(hit.heading)}" if hit.heading else ""
+        more = self.folded.get(hit.chunk_id, 0)
+        parts = [(marks, "mark"), (folder + slash, "folder"), (name, "name")]
+        if hit.page is not None:  # a PDF: cited by page
+            parts += [(f" › p. {hit.page}", "where"), (heading, "heading")]
+        else:
+            parts += [(heading, "heading"), (f" :{hit.start_line}", "where")]
+        parts.append((f"  (+{more} more in this note)" if more else "", "more"))
+        return [(text, part) for text, part in parts if text]
 
     def passage_html(self, row: int) -> str | None:
         """The passage of the row's chunk that holds the most query terms, highlighted in their colours."""
@@ -292,16 +314,7 @@ class ResultsModel(_TableModel):
             if col == self.COL_SCORE:
                 return f"{hit.score:.4f}" if hit.fusion is not None else f"{hit.score:.3f}"
             if col == self.COL_SOURCE:
-                marks = PIN_MARK if hit.key == self.pinned_key else ""
-                marks += ("⚠ " if hit.chunk_id in self.findings else "") + ("✎ " if hit.chunk_id in self.stale else "")
-                marks += SECRET_MARK if self.is_masked(hit) else ""
-                hit = self.shown(hit)
-                heading = f" › {shown(hit.heading)}" if hit.heading else ""
-                more = self.folded.get(hit.chunk_id, 0)
-                folded = f"  (+{more} more in this note)" if more else ""
-                if hit.page is not None:  # a PDF: cited by page
-                    return marks + hit.shown_path + f" › p. {hit.page}" + heading + folded
-                return marks + hit.shown_path + heading + f" :{hit.start_line}" + folded
+                return "".join(text for text, _ in self.title_parts(index.row()))
             if col == self.COL_SNIPPET:
                 return " ".join(self.shown(hit).text.split())[:300]
         if role == HtmlRole and col == self.COL_SNIPPET:
@@ -375,11 +388,11 @@ class BreakdownModel(_TableModel):
         if col == self.COL_WORDS:
             return ", ".join(r.words)
         if col == self.COL_NT:
-            return r.n_t if r.in_index else "0 (not in index)"
+            return r.n_t if r.in_index else "0 (no note)"
         if col == self.COL_IDF:
             return f"{r.idf:.3f}"
         if col == self.COL_F:
-            return r.f if r.f or not r.in_index else "0 (not in chunk)"
+            return r.f if r.f or not r.in_index else "0 (absent)"
         if col == self.COL_CONTRIB:
             return f"{r.contribution:.3f}"
         if col == self.COL_SHARE:
@@ -400,7 +413,9 @@ class BreakdownModel(_TableModel):
         if role == Qt.ItemDataRole.ForegroundRole and r.contribution == 0:
             return QBrush(QColor("#888888"))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return r.formula
+            where = "" if r.in_index else "In no note of the index. " if not r.n_t else ""
+            where = where or ("Not in this chunk. " if not r.f else "")
+            return where + r.formula
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= self.COL_NT:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 COLUMNS = ("path", "status", "reason", "chunks", "tokens", "pages", "indexed_at")
 HEADERS = ("File", "Status", "Reason", "Chunks", "Tokens", "Pages", "Indexed")
 STATUSES = ("indexed", "decoded", "skipped")
+REASON_WIDTH = 280
 
 
 def totals(rows: list[dict[str, Any]]) -> str:
@@ -46,6 +49,14 @@ def _cell(key: str, value: Any) -> str:
     if key == "indexed_at":
         return time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
     return str(value)
+
+
+class FileNameFirst(QStyledItemDelegate):
+    """A path elided at its start, so a narrow column still shows the file name (the folder goes)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideLeft
 
 
 class IndexReportDialog(QDialog):
@@ -80,6 +91,8 @@ class IndexReportDialog(QDialog):
                         item.setData(int(row[key]), Qt.ItemDataRole.DisplayRole)
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 item.setEditable(False)
+                if key in ("path", "reason") and row[key]:
+                    item.setToolTip(str(row[key]))
                 self.model.setItem(i, j, item)
         self.status_proxy = QSortFilterProxyModel(self)
         self.status_proxy.setSourceModel(self.model)
@@ -95,7 +108,10 @@ class IndexReportDialog(QDialog):
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.table.setTabKeyNavigation(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setItemDelegateForColumn(0, FileNameFirst(self.table))
         self.table.resizeColumnsToContents()
+        reason = COLUMNS.index("reason")  # long reasons are elided (whole in the tooltip), not the file names
+        self.table.setColumnWidth(reason, min(self.table.columnWidth(reason), REASON_WIDTH))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.export_button = QPushButton("Export CSV…", self)
         self.export_button.setObjectName("reportExportButton")

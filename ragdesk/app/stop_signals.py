@@ -13,9 +13,21 @@ import socket
 from collections.abc import Callable
 
 from PySide6.QtCore import QSocketNotifier, QTimer
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _close_all(window: QWidget) -> None:
+    """Close the dialogs open over `window` (a modal one runs its own event loop, which would keep
+    the process alive past the window), then the window."""
+    while (modal := QApplication.activeModalWidget()) is not None and modal is not window:
+        if isinstance(modal, QDialog):
+            modal.reject()
+        modal.close()
+        if QApplication.activeModalWidget() is modal:  # refused to close: leave it, close the window
+            break
+    window.close()
 
 
 def close_on_stop_signals(window: QWidget) -> Callable[[], None]:
@@ -36,7 +48,7 @@ def close_on_stop_signals(window: QWidget) -> Callable[[], None]:
     notifier.activated.connect(drain)
 
     def close(_sig: int, _frame: object) -> None:
-        QTimer.singleShot(0, window.close)
+        QTimer.singleShot(0, lambda: _close_all(window))
 
     previous = {sig: signal.signal(sig, close) for sig in STOP_SIGNALS}
 

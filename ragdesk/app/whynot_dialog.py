@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, QStringListModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QHeaderView,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.analyzers import fold_accents
 from ..core.paths import shown
 from ..core.whynot import WhyNot
 
@@ -38,6 +39,36 @@ def ranks_table(why: WhyNot) -> str:
         for label, values in rows
     )
     return f"<table cellspacing='0' cellpadding='2'><tr><th></th>{head}</tr>{body}</table>"
+
+
+def _folded(text: str) -> str:
+    return fold_accents(text.casefold())
+
+
+class FoldedFilter(QSortFilterProxyModel):
+    """Rows whose text holds the typed text, case and accents aside ("recuperation" finds
+    "Récupération de fichier"), as a person types a name they half remember."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._needle = ""
+        self._folded: list[str] = []
+
+    def setSourceModel(self, model: Any) -> None:
+        super().setSourceModel(model)
+        self._folded = [_folded(str(model.index(r, 0).data() or "")) for r in range(model.rowCount())]
+
+    def set_needle(self, text: str) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt 6.9+; invalidateFilter is deprecated there
+            self.beginFilterChange()
+            self._needle = _folded(text)
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self._needle = _folded(text)
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        return self._needle in self._folded[source_row]
 
 
 class WhyNotDialog(QDialog):
@@ -57,9 +88,8 @@ class WhyNotDialog(QDialog):
         self.filter_edit.setObjectName("whyNotFilter")
         self.filter_edit.setPlaceholderText("filter notes…")
         self.model = QStringListModel([shown(p) for p in paths], self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = FoldedFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.list_view = QListView(self)
         self.list_view.setObjectName("whyNotList")
         self.list_view.setModel(self.proxy)
@@ -84,7 +114,7 @@ class WhyNotDialog(QDialog):
         self._on_filter_edited("")
 
     def _on_filter_edited(self, text: str) -> None:
-        self.proxy.setFilterFixedString(text)
+        self.proxy.set_needle(text)
         if self.proxy.rowCount():
             self.list_view.setCurrentIndex(self.proxy.index(0, 0))
 

@@ -48,6 +48,7 @@ EDITOR_HINT = "code -g {path}:{line}"
 # long: not while new results are laid out and drawn (the search thread's Python would make the
 # window's thread wait for the GIL), nor for every row passed while holding Down.
 RANKS_DELAY_MS = 60
+SAID_HOLD_MS = 3000  # how long a line answering the user (Copied prompt: …) stays before progress lines
 
 
 def _fill(arg: str, values: dict[str, str]) -> str:
@@ -76,6 +77,9 @@ class MainWindow(QMainWindow):
         self._ranks_timer = QTimer(self)
         self._ranks_timer.setSingleShot(True)
         self._ranks_timer.setInterval(RANKS_DELAY_MS)
+        self._said_timer = QTimer(self)  # while it runs, progress lines do not cover what was just said
+        self._said_timer.setSingleShot(True)
+        self._said_timer.setInterval(SAID_HOLD_MS)
         self.menus = build_menus(self)
         self.recent_menu = QMenu("Open &Recent", self)
         self.recent_menu.setObjectName("recentMenu")
@@ -279,8 +283,8 @@ class MainWindow(QMainWindow):
         self.build_state_changed.emit("building")
 
     def _on_build_progressed(self, msg: Progress | EmbeddingProgress) -> None:
-        line = self.index_status.show_progress(msg)
-        if line:
+        line = self.index_status.show_progress(msg)  # the bar beside always moves
+        if line and not self._said_timer.isActive():
             self.statusBar().showMessage(line)
 
     def _on_build_ended(self, state: str, line: str) -> None:
@@ -452,6 +456,7 @@ class MainWindow(QMainWindow):
         text = explanation_text(hit.explain, hit.score, header)
         QGuiApplication.clipboard().setText("\n".join(scrub.text(line) for line in text.split("\n")))
         self.statusBar().showMessage("Copied explanation", SHORT_MS)
+        self._said_timer.start()
 
     # ---- prompt ------------------------------------------------------------------------------
     def _update_prompt(self, *_args: object) -> None:
@@ -471,6 +476,7 @@ class MainWindow(QMainWindow):
 
     def _on_prompt_copied(self, text: str) -> None:
         self.statusBar().showMessage(texts.copied_text(self.prompt, self.prompt_pane.secrets_allowed), NORMAL_MS - 1000)
+        self._said_timer.start()  # progress was replacing "Copied prompt: …" within a second
         self.prompt_copied.emit(text)
 
     def edit_instructions(self) -> None:

@@ -3,6 +3,9 @@ new question starts at its best result. Each test drives the real widgets and re
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -212,3 +215,129 @@ def test_the_pinned_row_is_marked_and_the_compare_scrolls_into_view(window: Main
     diffs = [abs(float(view.item(r, 3).text())) for r in range(view.rowCount())]
     assert view.rowCount() > 1 and diffs == sorted(diffs, reverse=True)
     assert window.compare_label.wordWrap() and "BM25: selected " in shown(window.compare_label)
+
+
+def test_titles_keep_the_file_name_and_place_and_shorten_the_folder(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Nine notes of one deep folder looked identical ("GeoTopo/Kurzy/… › Transformace :3"): the middle
+    of the title, where the file name is, was cut."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from ragdesk.app.delegates import fit_title
+
+    deep = "GeoTopo/Kurzy 2024/Přednášky a cvičení/Souřadnicové systémy"
+    notes = {
+        f"{deep}/geodezie-{i:02d}.md": f"# Transformace souřadnic {i}\n\nhelmertova transformace\n" for i in range(9)
+    }
+    w = open_window(make_window, qtbot, write_notes(tmp_path / "geo", notes))
+    w.resize(1000, 700)
+    search(qtbot, w, "helmertova transformace")
+    model, view = w.results_model, w.results_view
+    bold = QFont(view.font())
+    bold.setBold(True)
+    metrics = QFontMetrics(bold)
+    width = view.columnWidth(ResultsModel.COL_SNIPPET) - 8  # as the delegate draws it
+    titles = [fit_title(model.title_parts(r), width, metrics) for r in range(model.rowCount())]
+    assert len(titles) == 9 and len(set(titles)) == 9
+    for r, title in enumerate(titles):
+        hit = model.hits[r]
+        assert hit.path.rsplit("/", 1)[1] in title and title.endswith(f" :{hit.start_line}")
+        assert metrics.horizontalAdvance(title) <= width
+    pdf = [("GeoTopo/Kurzy 2024/", "folder"), ("geodezie.pdf", "name"), (" › p. 12", "where"), (" › Úvod", "heading")]
+    narrow = fit_title(pdf, metrics.horizontalAdvance("geodezie.pdf › p. 12") + 2, metrics)
+    assert narrow == "geodezie.pdf › p. 12"  # the folder and heading gave way, the page stayed
+
+
+def test_the_term_table_fits_its_numbers_at_the_default_size(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history of merge zebra")
+    view, header = window.breakdown_view, window.breakdown_view.horizontalHeader()
+    qtbot.waitUntil(lambda: window.breakdown_model.rowCount() > 0)
+    assert view.horizontalScrollBar().maximum() == 0  # nothing cut off at the right
+    model = window.breakdown_model
+    for col in (model.COL_NT, model.COL_IDF, model.COL_F, model.COL_CONTRIB):
+        assert header.sectionSize(col) >= max(view.sizeHintForColumn(col), header.sectionSizeHint(col))
+    assert header.sectionSize(model.COL_SHARE) >= view.fontMetrics().horizontalAdvance("100.0%") + 8
+
+
+def test_the_index_report_shows_file_names_in_a_narrow_column(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    dialog = window.show_index_report()
+    assert dialog is not None
+    qtbot.addWidget(dialog)
+    table = dialog.table
+    row = next(r for r in range(table.model().rowCount()) if table.model().index(r, 0).data() == "cs/indukce.md")
+    option = QStyleOptionViewItem()
+    index = table.model().index(row, 0)
+    table.itemDelegateForColumn(0).initStyleOption(option, index)
+    metrics = QFontMetrics(table.font())
+    drawn = metrics.elidedText(option.text, option.textElideMode, metrics.horizontalAdvance("…indukce.md") + 2)
+    assert drawn == "…indukce.md"  # what Qt paints in a column that narrow: the name, not "cs/ind…"
+    assert index.data(Qt.ItemDataRole.ToolTipRole) == "cs/indukce.md"
+
+
+def test_the_note_filter_ignores_accents(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    folder = write_notes(
+        tmp_path / "fr",
+        {"Récupération de fichier.md": "# Récupération\n\nune note\n", "Autre.md": "# Autre\n\nune note\n"},
+    )
+    w = open_window(make_window, qtbot, folder)
+    search(qtbot, w, "note")
+    dialog = w.show_why_not()
+    assert dialog is not None
+    qtbot.keyClicks(dialog.filter_edit, "recuperation")
+    assert [dialog.proxy.index(r, 0).data() for r in range(dialog.proxy.rowCount())] == ["Récupération de fichier.md"]
+    dialog.filter_edit.setText("RÉCUP")
+    assert dialog.proxy.rowCount() == 1
+    dialog.filter_edit.setText("")
+    assert dialog.proxy.rowCount() == 2
+
+
+def test_copied_prompt_stays_three_seconds_before_progress(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.app.window import SAID_HOLD_MS
+    from ragdesk.core.jobs import Progress
+
+    search(qtbot, window, "rebase")
+    window.copy_prompt()
+    copied = window.statusBar().currentMessage()
+    assert copied.startswith("Copied prompt: ") and SAID_HOLD_MS >= 3000
+    window.session.build_progressed.emit(Progress(1, 9, 3, "notes/a.md"))
+    assert window.statusBar().currentMessage() == copied  # was replaced at once
+    assert window.progress.isVisible()  # the bar beside still moves
+    qtbot.waitUntil(lambda: not window._said_timer.isActive(), timeout=SAID_HOLD_MS + 2000)
+    window.session.build_progressed.emit(Progress(2, 9, 5, "notes/b.md"))
+    assert window.statusBar().currentMessage() == "Indexing notes/b.md"
+
+
+def test_every_letter_the_window_writes_is_in_its_font(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A missing-glyph box stood before "N secret(s) redacted": every character outside ASCII in
+    the window's texts (and the core lines it shows) must be in the font it is drawn with."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QApplication
+
+    import ragdesk
+
+    root = Path(ragdesk.__file__).parent
+    sources = [*root.glob("app/*.py"), *(root / "core" / f for f in ("prompt.py", "dense.py", "whynot.py"))]
+    letters = {c for path in sources for c in path.read_text(encoding="utf-8") if ord(c) > 127}
+    metrics = QFontMetrics(QApplication.font())
+    assert "◆" in letters and [c for c in sorted(letters) if not metrics.inFontUcs4(ord(c))] == []
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_sigterm_with_a_dialog_open_exits_cleanly(notes: Path, tmp_path: Path) -> None:
+    """A logout while "the folder does not exist" was open ended with 143 and "11 leaked semaphore
+    objects": the stop signals were set up only after the dialog had run its own event loop."""
+    env = {k: v for k, v in os.environ.items() if k != "RAGDESK_NO_DIALOGS"}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    args = [str(notes), str(tmp_path / "index"), str(tmp_path / "settings.ini"), str(tmp_path / "nope")]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.app.stop_with_dialog", *args],
+        cwd=Path(__file__).parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.startswith("dialog up") and done.returncode == 0, done.stderr
+    assert "leaked" not in done.stderr and "Traceback" not in done.stderr
