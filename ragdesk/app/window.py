@@ -48,6 +48,9 @@ EDITOR_HINT = "code -g {path}:{line}"
 # long: not while new results are laid out and drawn (the search thread's Python would make the
 # window's thread wait for the GIL), nor for every row passed while holding Down.
 RANKS_DELAY_MS = 60
+# A new result set's explanation and prompt wait this long: past the list's own paint (a posted event),
+# so the two layouts are two events of the loop, not one (each 10-15 ms; together they stalled 25-40).
+EXPLAIN_DELAY_MS = 5
 SAID_HOLD_MS = 3000  # how long a line answering the user (Copied prompt: …) stays before progress lines
 
 
@@ -69,6 +72,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings or AppSettings()
         self.last_request: SearchRequest | None = None
+        self._explain_later = False  # a new result set is being laid out: its explanation waits
         self._ran: tuple[str, str] | None = None  # the last search's (chosen, ran) modes: a change is said
         self.results_k = RESULTS_K  # how many results the list shows ("Show more" adds a page)
         self.setWindowTitle("ragdesk")
@@ -77,6 +81,10 @@ class MainWindow(QMainWindow):
         self._ranks_timer = QTimer(self)
         self._ranks_timer.setSingleShot(True)
         self._ranks_timer.setInterval(RANKS_DELAY_MS)
+        self._explain_timer = QTimer(self)  # a new result set's explanation and prompt, after its list
+        self._explain_timer.setSingleShot(True)
+        self._explain_timer.setInterval(EXPLAIN_DELAY_MS)
+        self._drawn_outcome: SearchOutcome | None = None
         self._said_timer = QTimer(self)  # while it runs, progress lines do not cover what was just said
         self._said_timer.setSingleShot(True)
         self._said_timer.setInterval(SAID_HOLD_MS)
@@ -168,6 +176,7 @@ class MainWindow(QMainWindow):
         searcher = session.engine.searcher
         searcher.search_finished.connect(self._on_search_finished)
         self._ranks_timer.timeout.connect(self._on_ranks_timer_timeout)
+        self._explain_timer.timeout.connect(self._on_explain_timer_timeout)
         searcher.ranks_found.connect(self._on_ranks_found)
         searcher.ranks_failed.connect(self._on_ranks_failed)
         searcher.search_failed.connect(self._on_search_failed)
@@ -373,7 +382,15 @@ class MainWindow(QMainWindow):
         result = outcome.result
         if self.pinned is not None and outcome.pinned_rows:
             self.explanation_pane.update_pinned(outcome.pinned_score, outcome.pinned_rows)
-        self.results_pane.show_outcome(outcome, "" if result.hits else self._empty_text(outcome))
+        # The list is drawn first; the selected result's explanation and the prompt follow in the next
+        # event, so the event loop never waits for both layouts at once (#38: 42-72 ms stalls).
+        self._explain_later = True
+        try:
+            self.results_pane.show_outcome(outcome, "" if result.hits else self._empty_text(outcome))
+        finally:
+            self._explain_later = False
+        self._drawn_outcome = outcome
+        self._explain_timer.start()
         self.search_bar.show_mode_reason(result.mode, result.mode_reason, outcome.meaning)
         ran = (outcome.request.mode, result.mode)
         if self._ran is not None and self._ran[0] == ran[0] == "auto" and self._ran[1] != ran[1]:
@@ -382,13 +399,21 @@ class MainWindow(QMainWindow):
                 "are on different scales.",
                 NORMAL_MS,
             )
+            self._said_timer.start()  # not covered by the build's progress at once
         self._ran = ran
         if result.reason and result.hits:
             self.statusBar().showMessage(NOTE_PREFIX + result.reason, NORMAL_MS - 1000)
         elif self.statusBar().currentMessage().startswith(NOTE_PREFIX):
             self.statusBar().clearMessage()  # the previous query's note is not about this one
+
+    def _on_explain_timer_timeout(self) -> None:
+        """The second half of showing a result: the selected hit's explanation and the prompt."""
+        outcome = self._drawn_outcome
+        if outcome is None or self.last_request is None or outcome.request.serial != self.last_request.serial:
+            return  # a newer result is on its way
+        self._on_hit_selected(self.current_hit())
         self._update_prompt()
-        self.results_shown.emit(result)
+        self.results_shown.emit(outcome.result)
 
     def _on_search_failed(self, error: Exception) -> None:
         if not self.session.recover(error):
@@ -399,6 +424,8 @@ class MainWindow(QMainWindow):
         return self.results_pane.current_hit()
 
     def _on_hit_selected(self, hit: Hit | None) -> None:
+        if self._explain_later:
+            return  # a new result set: explained once its list is drawn (_on_explain_timer_timeout)
         model = self.results_model
         if hit is None:
             self._ranks_timer.stop()
@@ -441,7 +468,10 @@ class MainWindow(QMainWindow):
 
     def _on_compare_shown(self) -> None:
         """The compare table appeared below the fold: scroll it into view once it is laid out."""
-        QTimer.singleShot(0, lambda: self.why_scroll.ensureWidgetVisible(self.compare_view, 0, 0))
+        for widget in (self.compare_view.parentWidget(), self.explanation_pane):
+            if widget is not None and widget.layout() is not None:
+                widget.layout().activate()  # its place is known before the scroll area is asked
+        self.why_scroll.ensureWidgetVisible(self.compare_view, 0, 0)
 
     def toggle_pin(self) -> None:
         """Ctrl+P: pin the selected result; unpin when the selected one is the pinned one."""
