@@ -156,8 +156,8 @@ def prompt_info_text(prompt: Prompt, secrets_allowed: bool, ticked: int = 0, unt
     """The line under the preview: size, what the budget cut or left out, the results ticked in and
     unticked out by hand, what was flagged and what was redacted."""
     info = f"{prompt.summary()} ({prompt.estimator})"
-    if prompt.budget_note():
-        info += " · " + prompt.budget_note()
+    if budget := prompt.budget_note():
+        info += " · " + budget
     if ticked:
         info += f" · {ticked} ticked in by you"
     if unticked:

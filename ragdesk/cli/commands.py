@@ -305,8 +305,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         where = prompt.secret_places()
         verb = "left in (--allow-secrets)" if args.allow_secrets else "redacted (--allow-secrets keeps them)"
         note += f"; {len(prompt.secrets)} secret(s) {verb}: {where}"
-    if prompt.budget_note():
-        note += f"; {prompt.budget_note().replace(' · ', '; ')} ({args.budget_tokens} tokens)"
+    if budget := prompt.budget_note():
+        note += f"; {budget.replace(' · ', '; ')} ({args.budget_tokens} tokens)"
     for n, findings in prompt.flagged:
         note += f"; excerpt [{n}] looks like instructions: {findings[0].reason}"
     print(note + "]", file=sys.stderr)

@@ -59,14 +59,15 @@ class Prompt:
         if cut is not None:
             whole = cut.whole_tokens
             notes.append(f"result #{cut.rank} cut to its best words to fit the budget (all of it: {whole} tokens)")
+        held = self.ranks()
         pairs = sorted(zip(self.dropped_for_budget, self.dropped_tokens), key=lambda p: p[0].rank)
-        if pairs and (not self.excerpts or 0 < pairs[0][0].rank < min(self.ranks())):
+        if pairs and (not held or 0 < pairs[0][0].rank < min(held)):
             (top, tokens), pairs = pairs[0], pairs[1:]  # a better result than all that are in
             notes.append(f"result #{top.rank} needs a budget of {self.frame_tokens + tokens} tokens: raise it")
         if pairs:
             listed = ", ".join(f"#{e.rank} ({t} tokens)" for e, t in pairs[:3] if e.rank) or str(len(pairs))
             more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
-            lower = max(self.ranks(), default=0) > pairs[0][0].rank > 0
+            lower = max(held, default=0) > pairs[0][0].rank > 0
             notes.append(
                 f"left out to fit the budget: {listed}{more}" + ("; lower-ranked ones that fit are in" if lower else "")
             )

@@ -198,12 +198,22 @@ class Searching:
         self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
     ) -> int | None:
         """1-based rank of a chunk for `query` under `analyzer` (None when it does not match)."""
+        return self.ranks_of(query, [chunk_id], analyzer, k1, b)[chunk_id]
+
+    def ranks_of(
+        self, query: str, chunk_ids: list[int], analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+    ) -> dict[int, int | None]:
+        """`rank_of` for several chunks, the query scored once (ties by chunk id, as the search breaks them)."""
         docs, scores = score_all(query_refs(self.prepare(query, analyzer)), self.n_chunks, k1, b)
-        where = np.flatnonzero(docs == chunk_id)
-        if not len(where):
-            return None
-        s = scores[where[0]]
-        return int(np.sum(scores > s) + np.sum((scores == s) & (docs < chunk_id))) + 1
+        ranks: dict[int, int | None] = {}
+        for chunk_id in chunk_ids:
+            where = np.flatnonzero(docs == chunk_id)
+            if not len(where):
+                ranks[chunk_id] = None
+                continue
+            s = scores[where[0]]
+            ranks[chunk_id] = int(np.sum(scores > s) + np.sum((scores == s) & (docs < chunk_id))) + 1
+        return ranks
 
     def explain(
         self,

@@ -145,11 +145,8 @@ class _Inside:
         self.forbidden = {"/", home}
         self.trees = (*_SYSTEM_TREES, os.path.realpath(_cache_root()))
 
-    def __call__(self, path: str) -> bool:
-        return self.why(path) == ""
-
     def why(self, path: str) -> str:
-        """"" when the link may be followed, else the reason it is not."""
+        """The reason a link may not be followed ("" when it may): also what the compiled walk calls."""
         real = os.path.realpath(path)
         if real == self.root or real.startswith(self.prefix):
             return ""
@@ -159,9 +156,6 @@ class _Inside:
             return NEVER_WALKED.format(real)
         return ""
 
-    def outside(self, path: str) -> str:
-        """For the compiled walk: the reason a linked folder is not entered ("" when it is)."""
-        return self.why(path)
 
 
 def _cache_root() -> str:
@@ -201,8 +195,8 @@ class NoteFilter:
             return "dangling symbolic link" if link & 1 else "cannot be read (stat failed)"
         if self.spec is not None and self.spec.match_file(rel):
             return ""
-        if link & 1 and self.inside is not None and not self.inside(path):
-            return self.inside.why(path)
+        if link & 1 and self.inside is not None and (why := self.inside.why(path)):
+            return why
         if kind != 0:
             return "not a regular file (pipe, socket or device)"
         if size > self.max_bytes:
@@ -243,7 +237,7 @@ _FOLDER_EVENTS = (
     "folder cannot be read: {}",
     "folder named like a note (link loop)",
     "is a folder, not a note file",
-    "{}",  # a linked folder not entered: the reason outside() gave, or OUTSIDE_LINK
+    "{}",  # a linked folder not entered: the reason _Inside.why gave, or OUTSIDE_LINK
 )
 # relative paths, sizes, mtimes (ns), kinds (0 file, 1 folder, 2 other, -1 no stat), link flags (1 a
 # link, 2 a name the compiled walk left to Python to match)
@@ -255,7 +249,7 @@ def _walk_compiled(
 ) -> tuple[_Stats, list[Skipped]]:
     """`_walk_python` by `_text.walk_tree` (which leaves names that are not ASCII to Python)."""
     skip_dir = spec.match_file if spec is not None else None
-    outside = inside.outside if inside is not None else None
+    outside = inside.why if inside is not None else None
     assert kernels.TEXT is not None
     rels, sizes, mtimes, kinds, links, events = kernels.TEXT.walk_tree(
         str(root_path), exts, tuple(SKIP_DIRS), skip_dir, outside
@@ -306,8 +300,8 @@ def _walk_python(
             if spec is not None and spec.match_file(relpath + "/"):
                 continue
             linked = entry.is_symlink()
-            if linked and inside is not None and not inside(entry.path):
-                skipped.append(Skipped(relpath, inside.why(entry.path)))
+            if linked and inside is not None and (why := inside.why(entry.path)):
+                skipped.append(Skipped(relpath, why))
                 continue
             real = os.path.realpath(entry.path) if linked else os.path.join(real_dir, entry.name)
             is_note_name = entry.name.lower().endswith(exts)

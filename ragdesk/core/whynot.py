@@ -152,29 +152,28 @@ def why_not(
     depth = max(k, FUSION_DEPTH if mode != "bm25" else k)
     result = lib.search(query, replace(params, k=depth), embedder=embedder, partial=partial)
     meaning = _meaning_ranks(lib, query, embedder, partial) if mode != "bm25" else {}
+    wanted = chunks + [h.chunk_id for h in result.hits[:1] + result.hits[k - 1 : k]]
+    keyword = lib.ranks_of(query, wanted, config, k1, b)  # the query scored once, not once per chunk
 
-    def keyword_rank(chunk: int) -> int | None:
-        return lib.rank_of(query, chunk, config, k1, b)
-
-    listed = next((h for h in result.hits if h.path == lib.note_paths[note] or h.chunk_id in chunks), None)
+    listed = next((h for h in result.hits if h.path == lib.note_paths[note]), None)  # the note's place
     if listed is not None and mode != "bm25":
         best = chunks.index(listed.chunk_id)  # the chunk that places the note in the list shown
     elif mode != "bm25" and meaning:  # beyond the list: the chunk the fusion would like best
         c = FUSIONS[params.fusion].c
 
         def fused(i: int) -> float:
-            kr, mr = (keyword_rank(chunks[i]) if scores[i] > 0 else None), meaning.get(chunks[i])
+            kr, mr = (keyword[chunks[i]] if scores[i] > 0 else None), meaning.get(chunks[i])
             return (1 / (c + kr) if kr else 0.0) + (1 / (c + mr) if mr else 0.0)
 
         best = max(range(len(chunks)), key=lambda i: (fused(i), -i))
     else:
         best = max(range(len(chunks)), key=lambda i: (scores[i], -i))
     chunk, score = chunks[best], scores[best]
-    bm25_rank = keyword_rank(chunk) if score > 0 else None
+    bm25_rank = keyword[chunk] if score > 0 else None
     rank = bm25_rank if mode == "bm25" else (listed.rank if listed is not None else None)
 
     def ranks_of(hit: Any) -> Ranks:
-        return Ranks(keyword_rank(hit.chunk_id), meaning.get(hit.chunk_id), hit.rank)
+        return Ranks(keyword[hit.chunk_id], meaning.get(hit.chunk_id), hit.rank)
 
     top = result.hits[0] if result.hits else None
     kth = result.hits[k - 1] if len(result.hits) >= k else None
