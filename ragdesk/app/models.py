@@ -314,7 +314,7 @@ class ResultsModel(_TableModel):
             if col == self.COL_SCORE:
                 return f"{hit.score:.4f}" if hit.fusion is not None else f"{hit.score:.3f}"
             if col == self.COL_SOURCE:
-                return "".join(text for text, _ in self.title_parts(index.row()))
+                return self.title_text(index.row())
             if col == self.COL_SNIPPET:
                 return " ".join(self.shown(hit).text.split())[:300]
         if role == HtmlRole and col == self.COL_SNIPPET:
