@@ -43,7 +43,12 @@ class PdfUnavailable(Exception):
 
 class ExtractionTimeout(BaseException):
     """A PDF took longer than EXTRACT_TIMEOUT_S to read. A BaseException, so that the reader's own
-    `except Exception` blocks (pypdf recovers from many errors) do not swallow it."""
+    `except Exception` blocks (pypdf recovers from many errors) do not swallow it. Its own __init__
+    keeps Python 3.10/3.11 from re-wrapping it with another message when it lands inside a codec."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"reading took longer than {seconds:g} s")
+        self.seconds = seconds
 
 
 @dataclass
@@ -248,7 +253,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
     def expired(_signum: int, frame: Any) -> None:
         if _importing(frame):  # never inside an import: the alarm comes again 0.1 s later
             return
-        raise ExtractionTimeout(f"reading took longer than {seconds:g} s")
+        raise ExtractionTimeout(seconds)
 
     previous = signal.signal(signal.SIGALRM, expired)
     # and again every 0.1 s until the extraction ends: a reader's bare `except:` may swallow one

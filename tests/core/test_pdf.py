@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import shutil
 from pathlib import Path
@@ -128,6 +129,19 @@ def test_a_pdf_that_takes_too_long_is_reported_and_the_build_goes_on(
     assert lib.note_paths == ["n.md"]
     (skip,) = report.skipped
     assert (skip.path, skip.reason) == ("big.pdf", "reading took longer than 0.05 s")
+
+
+def test_a_timeout_landing_inside_a_codec_keeps_its_message() -> None:
+    """Python 3.10/3.11 re-wrap an exception raised inside a codec ("decoding with 'cp1252' codec
+    failed (…)") unless its class has its own __init__; the alarm can land in pypdf's decoding."""
+
+    def decode(data: bytes, errors: str = "strict") -> tuple[str, int]:
+        raise pdf.ExtractionTimeout(0.05)
+
+    codecs.register(lambda name: codecs.CodecInfo(None, decode, name="slowcodec") if name == "slowcodec" else None)
+    with pytest.raises(pdf.ExtractionTimeout) as caught:
+        b"x".decode("slowcodec")
+    assert str(caught.value) == "reading took longer than 0.05 s"
 
 
 def test_damaged_and_empty_pdfs_are_reported(tmp_path: Path) -> None:
