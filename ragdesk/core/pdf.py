@@ -48,7 +48,6 @@ class ExtractionTimeout(BaseException):
 
     def __init__(self, seconds: float) -> None:
         super().__init__(f"reading took longer than {seconds:g} s")
-        self.seconds = seconds
 
 
 @dataclass

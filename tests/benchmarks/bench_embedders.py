@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -20,10 +19,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_engines import DATA, peak_mb  # noqa: E402
 
 from ragdesk.core.build import build_index  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def chunk_texts(folder: Path) -> list[str]:
@@ -68,10 +68,6 @@ def main() -> int:
         f"mean {cosine.mean():.4f}  loaded in {loaded:.1f} s  peak {peak_mb():.0f} MB"
     )
     return 0
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 if __name__ == "__main__":

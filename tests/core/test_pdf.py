@@ -138,9 +138,15 @@ def test_a_timeout_landing_inside_a_codec_keeps_its_message() -> None:
     def decode(data: bytes, errors: str = "strict") -> tuple[str, int]:
         raise pdf.ExtractionTimeout(0.05)
 
-    codecs.register(lambda name: codecs.CodecInfo(None, decode, name="slowcodec") if name == "slowcodec" else None)
-    with pytest.raises(pdf.ExtractionTimeout) as caught:
-        b"x".decode("slowcodec")
+    def lookup(name: str) -> codecs.CodecInfo | None:
+        return codecs.CodecInfo(None, decode, name="slowcodec") if name == "slowcodec" else None
+
+    codecs.register(lookup)
+    try:
+        with pytest.raises(pdf.ExtractionTimeout) as caught:
+            b"x".decode("slowcodec")
+    finally:
+        codecs.unregister(lookup)
     assert str(caught.value) == "reading took longer than 0.05 s"
 
 
