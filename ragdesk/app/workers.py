@@ -240,7 +240,7 @@ class BuildWorker(QObject):
             self._embedding = msg.meaning_follows
             if self._spare is None:  # ready for the next refresh (an edit), while this one embeds or exits
                 # with this index opened: a refresh starts from it (core.jobs.prepare)
-                prepare = (request.folder, request.index_dir, request.analyzer, request.embedder)
+                prepare = (request.folder, request.index_dir, request.analyzer)
                 self._spare = ChildProcess("indexing", SPARE_DELAY_S, prepare)
             return reader is None or not msg.meaning_follows
         if isinstance(msg, MeaningIndexed):
@@ -305,7 +305,7 @@ class SearchOutcome:
     pinned_rows: list[TermRow] = field(default_factory=list)
     pinned_score: float = 0.0
     library: IndexReader | None = None
-    meaning: tuple[int, int] | None = None  # auto ran BM25: chunks embedded so far, of all
+    meaning: tuple[int, int] | None = None  # auto, the meaning index unfinished: chunks embedded so far, of all
 
 
 class SearchWorker(QObject):
@@ -332,8 +332,8 @@ class SearchWorker(QObject):
 
     def _mode(self, request: SearchRequest, lib: IndexReader) -> tuple[str, str, Embedder | None]:
         """The mode the request runs in, why, and its embedder. The meaning index is computed by the
-        build process, never in the window's: auto is BM25 until it is complete; dense and hybrid,
-        asked for, search the chunks embedded so far."""
+        build process, never in the window's: until it is complete, auto and hybrid search the chunks
+        embedded so far (with BM25's top few embedded for the search) and dense those alone."""
         mode, why = choose_mode(lib, request.mode, request.embedder, partial=True)
         return mode, why, None if mode == "bm25" else self._embedder(request.embedder)
 
@@ -360,8 +360,9 @@ class SearchWorker(QObject):
             masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
             total = lib.count_matches(request.query, request.analyzer) if mode == "bm25" else len(result.hits)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
-            if request.mode == AUTO and mode == "bm25" and dense_available(request.embedder):
-                outcome.meaning = lib.dense_progress(embedder_name(request.embedder))
+            name = embedder_name(request.embedder)
+            if request.mode == AUTO and dense_available(request.embedder) and not lib.has_dense(name):
+                outcome.meaning = lib.dense_progress(name)
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = lib.explain(
                     request.query, request.pinned, request.analyzer, request.k1, request.b

@@ -71,12 +71,12 @@ def search_params(args: argparse.Namespace, k: int | None = None) -> Any:
 
 
 def embedder_for(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
-    """Resolve --mode for this index (auto: hybrid once its meaning index is complete, else BM25;
-    `args.mode` becomes the mode that runs, `args.mode_reason` says why) and load the embedding
-    model it needs (a clear error when dense or hybrid was asked for and it is not installed).
-    Dense or hybrid asked for while the meaning index is unfinished (`ragdesk index` or the window
-    may be computing it for hours) search the chunks embedded so far, as the window does
-    (`args.partial`); `partial=False` (eval: a measurement) computes the rest first."""
+    """Resolve --mode for this index (`args.mode` becomes the mode that runs, `args.mode_reason` says
+    why) and load the embedding model it needs (a clear error when dense or hybrid was asked for and
+    it is not installed). While the meaning index is unfinished (`ragdesk index` or the window may be
+    computing it), auto, dense and hybrid search the chunks embedded so far, as the window does
+    (`args.partial`; see core.dense.choose_mode); `partial=False` (eval: a measurement) keeps auto
+    on BM25 and computes the rest first for dense and hybrid."""
     from ..core.dense import AUTO, DenseUnavailable, choose_mode, embedder_name, load_embedder
 
     asked = args.mode
@@ -86,7 +86,7 @@ def embedder_for(args: argparse.Namespace, lib: Any, partial: bool = True) -> An
         complete = _catch_up(lib, args.embedder)  # True at once when it is complete already
         if asked == AUTO and complete:
             args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
-        elif asked != AUTO and not complete and partial and lib.dense_progress(embedder_name(args.embedder))[0]:
+        elif not complete and partial and lib.dense_progress(embedder_name(args.embedder))[0]:
             args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder, partial=True)
             args.partial = True
     if args.mode == "bm25" and asked in ("bm25", AUTO):

@@ -79,7 +79,8 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
         "--mode",
         choices=MODE_CHOICES,
         default=AUTO,
-        help="auto (default: hybrid once the folder's meaning index is complete, else bm25), bm25, "
+        help="auto (default: hybrid once the meaning index has its first chunks, over those embedded so far; "
+        "bm25 before), bm25, "
         "dense (meaning: multilingual embeddings) or hybrid (both, by reciprocal rank fusion)",
     )
     p.add_argument(

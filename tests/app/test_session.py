@@ -12,6 +12,7 @@ import pytest
 
 from ragdesk.app import workers
 from ragdesk.app.window import MainWindow
+from ragdesk.core.dense import E5Embedder
 
 from .conftest import search
 
@@ -122,6 +123,16 @@ def test_an_editor_command_that_cannot_run_says_so(window: MainWindow, qtbot) ->
     assert window.statusBar().currentMessage() == "Could not run the editor command: /nonexistent/editor {path}"
 
 
+def write_notes(folder: Path, n: int) -> int:
+    """`n` one-chunk notes of 40 words, n00.md, n01.md, …; returns `n`."""
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        text = f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(40))
+        (folder / f"n{i:02}.md").write_text(text, encoding="utf-8")
+    return n
+
+
 def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The real model in the build process: Cancel keeps the finished batches; an edit during embedding
     is searchable at once (the embedding steps aside); the next build embeds only what is left."""
@@ -132,36 +143,32 @@ def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window,
 
     from .conftest import open_window
 
-    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
-    notes = {f"n{i:02}.md": f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(40)) for i in range(70)}
-    folder = tmp_path / "notes"
-    for name, text in notes.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(text, encoding="utf-8")
+    batch, folder = E5Embedder.batch, tmp_path / "notes"
+    n = write_notes(folder, 2 * batch + 6)  # two batches and a few chunks
     w = open_window(make_window, qtbot, folder)
     w.watcher.enabled = False
     w.settings.set("dense/meaning_index", True)
     progress: list[EmbeddingProgress] = []
     w.session.build_progressed.connect(lambda m: progress.append(m) if isinstance(m, EmbeddingProgress) else None)
     w.refresh()
-    qtbot.waitUntil(lambda: any(m.done > 0 for m in progress), timeout=120000)  # one batch of 32 written
+    qtbot.waitUntil(lambda: any(m.done > 0 for m in progress), timeout=120000)  # one batch written
     w.cancel_build()
     qtbot.waitUntil(lambda: not w.engine.building, timeout=30000)
     kept, total = w.library.dense_progress("e5-small-q4")  # the batches finished before Cancel took effect
-    assert total == 70 and kept in (32, 64)  # a batch under way when Cancel came is finished, not cut
-    assert w.statusBar().currentMessage().startswith(f"Meaning index paused at {kept} of 70 chunks")
+    assert total == n and kept in (batch, 2 * batch)  # a batch under way when Cancel came is finished, not cut
+    assert w.statusBar().currentMessage().startswith(f"Meaning index paused at {kept} of {n} chunks")
     # Restart embedding, then edit a note while it runs: the edit shows in BM25 results at once.
     progress.clear()
     w.refresh()
     qtbot.waitUntil(lambda: bool(progress), timeout=120000)
-    assert (progress[0].embedded, progress[0].total) == (kept, 70 - kept)  # resumed, not restarted
+    assert (progress[0].embedded, progress[0].total) == (kept, n - kept)  # resumed, not restarted
     finished: list[object] = []
     w.session.meaning_indexed.connect(finished.append)
     (folder / "n05.md").write_text("# Note 5\n\nzyxwvut", encoding="utf-8")
     w.refresh()
     qtbot.waitUntil(lambda: any(h.path == "n05.md" for h in search(qtbot, w, "zyxwvut").hits), timeout=30000)
     qtbot.waitUntil(lambda: bool(finished), timeout=180000)
-    assert w.library.has_dense("e5-small-q4") and finished[0].embedded <= 70 - kept + 1  # + the edited note
+    assert w.library.has_dense("e5-small-q4") and finished[0].embedded <= n - kept + 1  # + the edited note
 
 
 def test_the_meaning_index_goes_on_in_the_index_another_process_published(  # type: ignore[no-untyped-def]
@@ -183,11 +190,8 @@ def test_the_meaning_index_goes_on_in_the_index_another_process_published(  # ty
     from .conftest import open_window
 
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # the terminal's refresh merges into a new base
-    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
     folder = tmp_path / "notes"
-    folder.mkdir()
-    for i in range(70):
-        (folder / f"n{i:02}.md").write_text(f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(40)))
+    write_notes(folder, 2 * E5Embedder.batch + 6)  # the terminal's edit lands while batches are left
     w = open_window(make_window, qtbot, folder)
     w.watcher.enabled = False
     w.settings.set("dense/meaning_index", True)

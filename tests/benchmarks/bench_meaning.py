@@ -40,7 +40,8 @@ from ragdesk.core.jobs import EmbeddingProgress  # noqa: E402
 
 
 def child_rss_peak(stop: threading.Event, out: dict[str, float]) -> None:
-    """Peak resident memory (MB) of this process's children (the build process and its workers)."""
+    """Peak resident memory (MB) of this process's children (the build process and the one kept for the
+    next build) together, of the largest of them alone, and of this process (the window)."""
     me = os.getpid()
     while not stop.is_set():
         total = 0
@@ -50,10 +51,16 @@ def child_rss_peak(stop: threading.Event, out: dict[str, float]) -> None:
             try:
                 stat = Path(f"/proc/{pid}/stat").read_text().split()
                 if int(stat[3]) == me:
-                    total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                    rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                    total += rss
+                    out["process_mb"] = max(out.get("process_mb", 0.0), rss / 1e6)
             except (OSError, IndexError, ValueError):
                 continue
         out["peak_mb"] = max(out.get("peak_mb", 0.0), total / 1e6)
+        out["window_mb"] = max(
+            out.get("window_mb", 0.0),
+            int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6,
+        )
         time.sleep(0.2)
 
 
@@ -174,7 +181,10 @@ def main() -> int:
         )
     events = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(t.items(), key=lambda kv: kv[1]))
     print("  the longest three end at " + ", ".join(f"{at:.2f} s ({gap:.0f} ms)" for gap, at in worst) + f"; {events}")
-    print(f"peak resident memory of the build process tree: {memory.get('peak_mb', 0):.0f} MB")
+    print(
+        f"peak resident memory: build processes together {memory.get('peak_mb', 0):.0f} MB, the largest alone "
+        f"{memory.get('process_mb', 0):.0f} MB, the window {memory.get('window_mb', 0):.0f} MB"
+    )
     return 0
 
 

@@ -3,15 +3,18 @@ among notes, each at its best chunk, as grouped results list them).
 
 For each share of the notes embedded (a random draw of notes, five draws per share), ranks every
 question with BM25 and with hybrid over the embedded chunks alone, a chunk not embedded yet given
-0, 0.5 or 1 times the dense share its BM25 rank would give (core.dense.PENDING_SHARE; the product
-uses 0.5), and prints Hit@5 / MRR over all questions, over those whose note is embedded, and over
-the rest. Needs the sets' meaning indexes (`python tests/benchmarks/tune_fusion.py --embed`).
+`--pending` times the dense share its BM25 rank would give (core.dense.PENDING_SHARE; the product
+uses 0.5); with `--fly N`, BM25's top N chunks not embedded yet are embedded at query time and
+ranked by cosine with the rest (the vectors of the complete index stand in for them). Prints Hit@5 /
+MRR over all questions, over those whose note is embedded, and over the rest. Needs the sets'
+meaning indexes (`python tests/benchmarks/tune_fusion.py --embed`).
 
-Run: python tests/benchmarks/partial_meaning.py
+Run: python tests/benchmarks/partial_meaning.py [--pending 0 0.5 1] [--fly 0 10 20] [--shares ...]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -20,16 +23,13 @@ import numpy as np
 from ragdesk.core import dense as dense_mod
 from ragdesk.core import evaluate as ev
 from ragdesk.core.dense import FUSION_DEPTH, FUSIONS, load_embedder, rrf_fuse
-from ragdesk.core.nearest import NearestRows
 from ragdesk.core.params import SearchParams
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tune_defaults import QUESTIONS, SETS  # noqa: E402
 from tune_fusion import open_set  # noqa: E402
 
-SHARES = (0.1, 0.25, 0.5, 0.75, 1.0)
 DEPTH = FUSION_DEPTH  # each engine's list, as a search fuses them
-PENDING = (0.0, 0.5, 1.0)
 DRAWS = 5
 
 
@@ -49,6 +49,11 @@ def note_rank(order: list[int], chunk_note: np.ndarray, expected: set[int]) -> i
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shares", type=float, nargs="+", default=[0.1, 0.25, 0.5, 0.75, 1.0])
+    parser.add_argument("--pending", type=float, nargs="+", default=[0.5])
+    parser.add_argument("--fly", type=int, nargs="+", default=[0])
+    args = parser.parse_args()
     emb = load_embedder()
     fusion = FUSIONS["tuned"]
     ranks: dict[str, list[tuple[int | None, bool]]] = {}
@@ -64,22 +69,28 @@ def main() -> int:
             res = lib.search(q.question, SearchParams(k=DEPTH), explain=False)
             expected = {i for i, p in enumerate(lib.note_paths) if p == q.expected or p in q.also_ok}
             runs.append(([(h.chunk_id, h.score) for h in res.hits], emb.embed_query(q.question), expected))
-        for share in SHARES:
+        for share in args.shares:
             for draw in range(DRAWS if share < 1 else 1):
                 embedded = np.random.default_rng(draw).random(len(lib.note_paths)) < share
                 written = embedded[chunk_note]
-                index = NearestRows(np.where(written[:, None], rows, 0).astype(np.float16), written)
                 for bm25, query, expected in runs:
                     inside = any(embedded[n] for n in expected)
                     key = f"{share:.2f} bm25"
                     ranks.setdefault(key, []).append((note_rank([d for d, _ in bm25], chunk_note, expected), inside))
-                    ids, cos = index.top_k(query, DEPTH)
-                    dense = list(zip(ids.tolist(), cos.tolist()))
-                    for pending in PENDING:
-                        dense_mod.PENDING_SHARE = pending
-                        fused = rrf_fuse(bm25, dense, 2 * DEPTH, fusion.c, fusion.dense_weight, ~written)
-                        rank = note_rank([d for d, _ in fused], chunk_note, expected)
-                        ranks.setdefault(f"{share:.2f} hybrid, pending {pending:g}", []).append((rank, inside))
+                    for fly in args.fly if share < 1 else [0]:
+                        known = written.copy()
+                        known[[d for d, _ in bm25[:fly]]] = True
+                        ids = np.flatnonzero(known)
+                        cos = rows[ids].astype(np.float32) @ query
+                        top = np.argsort(-cos, kind="stable")[:DEPTH]
+                        dense = list(zip(ids[top].tolist(), cos[top].tolist()))
+                        for pending in args.pending:
+                            dense_mod.PENDING_SHARE = pending
+                            fused = rrf_fuse(bm25, dense, 2 * DEPTH, fusion.c, fusion.dense_weight, ~known)
+                            rank = note_rank([d for d, _ in fused], chunk_note, expected)
+                            label = f"{share:.2f} hybrid, pending {pending:g}"
+                            label += f", BM25 top {fly} at query time" if fly else ""
+                            ranks.setdefault(label, []).append((rank, inside))
 
     def score(rs: list[int | None]) -> str:
         if not rs:

