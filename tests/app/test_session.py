@@ -14,6 +14,7 @@ from ragdesk.app import workers
 from ragdesk.app.window import MainWindow
 from ragdesk.core.dense import E5Embedder
 
+from ..conftest import write_notes
 from .conftest import search
 
 
@@ -123,14 +124,10 @@ def test_an_editor_command_that_cannot_run_says_so(window: MainWindow, qtbot) ->
     assert window.statusBar().currentMessage() == "Could not run the editor command: /nonexistent/editor {path}"
 
 
-def write_notes(folder: Path, n: int) -> int:
-    """`n` one-chunk notes of 40 words, n00.md, n01.md, …; returns `n`."""
+def one_chunk_notes(n: int) -> dict[str, str]:
+    """`n` one-chunk notes of 40 words: n00.md, n01.md, …"""
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        text = f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(40))
-        (folder / f"n{i:02}.md").write_text(text, encoding="utf-8")
-    return n
+    return {f"n{i:02}.md": f"# Note {i}\n\n" + " ".join(words[(i + j) % 10] for j in range(40)) for i in range(n)}
 
 
 def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -144,7 +141,8 @@ def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window,
     from .conftest import open_window
 
     batch, folder = E5Embedder.batch, tmp_path / "notes"
-    n = write_notes(folder, 2 * batch + 6)  # two batches and a few chunks
+    n = 2 * batch + 6  # two batches and a few chunks
+    write_notes(folder, one_chunk_notes(n))
     w = open_window(make_window, qtbot, folder)
     w.watcher.enabled = False
     w.settings.set("dense/meaning_index", True)
@@ -191,7 +189,7 @@ def test_the_meaning_index_goes_on_in_the_index_another_process_published(  # ty
 
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # the terminal's refresh merges into a new base
     folder = tmp_path / "notes"
-    write_notes(folder, 2 * E5Embedder.batch + 6)  # the terminal's edit lands while batches are left
+    write_notes(folder, one_chunk_notes(2 * E5Embedder.batch + 6))  # the terminal's edit lands while batches are left
     w = open_window(make_window, qtbot, folder)
     w.watcher.enabled = False
     w.settings.set("dense/meaning_index", True)
