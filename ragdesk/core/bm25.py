@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -27,11 +28,18 @@ def length_norm(doc_len: float, avgdl: float, k1: float, b: float) -> float:
     return k1 * (1.0 - b + b * doc_len / avgdl) if avgdl > 0 else k1
 
 
+def term_score(idf_t: Any, f: Any, norm: Any, k1: float) -> Any:
+    """idf * f * (k1 + 1) / (f + norm), for numbers or arrays, evaluated left to right as the compiled
+    kernel does, so every path gives the same floats. With idf_t = 1.0 it is the term-frequency weight
+    the score bounds use (1.0 * f is exact)."""
+    return idf_t * f * (k1 + 1.0) / (f + norm)
+
+
 def contribution(idf_t: float, f: float, doc_len: float, avgdl: float, k1: float, b: float) -> float:
-    """idf * f * (k1 + 1) / (f + k1 * (1 - b + b * |D| / avgdl)); 0 when f = 0."""
+    """One term's contribution to one chunk's score; 0 when f = 0."""
     if f <= 0:
         return 0.0
-    return idf_t * f * (k1 + 1.0) / (f + length_norm(doc_len, avgdl, k1, b))
+    return float(term_score(idf_t, f, length_norm(doc_len, avgdl, k1, b), k1))
 
 
 def idf_array(n_docs: int, n_t: np.ndarray) -> np.ndarray:
@@ -43,8 +51,3 @@ def length_norms(doc_len: np.ndarray, avgdl: float, k1: float, b: float) -> np.n
     if avgdl <= 0:
         return np.full(doc_len.shape, k1)
     return k1 * (1.0 - b + b * doc_len / avgdl)
-
-
-def contributions(idf_t: float, f: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
-    """Vectorized contribution for postings with term frequencies `f` and length norms `norm`."""
-    return idf_t * f * (k1 + 1.0) / (f + norm)

@@ -22,7 +22,7 @@ import numpy as np
 from . import kernels
 from .analyzers import Analyzer
 from .arrays import ranges
-from .bm25 import DEFAULT_B, DEFAULT_K1, check_params, contributions, idf_array, length_norms
+from .bm25 import DEFAULT_B, DEFAULT_K1, check_params, idf_array, length_norms, term_score
 from .lexicon import Lexicon, word_list
 from .store import IndexDamaged, preallocated_array
 from .tokenize import intern_words
@@ -32,6 +32,7 @@ DERIVE_MIN_CHUNKS = 1000  # per thread
 BOUND_SLICE = 1 << 22  # postings per slice when computing score bounds: bounded temporary memory
 RECHECK_SHARE = 0.67  # pruning is checked again once the remaining bound fell by a third
 BOUND_HEADROOM = 1.0 + 1e-9  # on score bounds, so float rounding in a sum can never make one too tight
+FLOOR_SLACK = 1.0 - 1e-9  # on the pruning floor: a chunk within float rounding of the k-th is kept
 # Range bounds: a long term's best weight per range of chunks, so the terms a query leaves for last
 # are looked up only for chunks whose ranges can still reach the top k (see _kernel.c, top_k).
 RANGE_MIN_DF = 1024  # postings a term needs before its range bounds are worth a pass over them
@@ -190,7 +191,7 @@ class TermIndex(_Scored):
                 terms = nonempty[lo:hi]
                 p0, p1 = int(starts[terms[0]]), int(self.indptr[terms[-1] + 1])
                 f = self.tfs[p0:p1].astype(np.float64)
-                w = f * (k1 + 1.0) / (f + norms[self.docs[p0:p1]])
+                w = term_score(1.0, f, norms[self.docs[p0:p1]], k1)
                 out[terms] = np.maximum.reduceat(w, starts[terms] - p0)
                 lo = hi
             cached = (k1, b, out * BOUND_HEADROOM)
@@ -261,7 +262,7 @@ def _add(acc: np.ndarray, t: QueryTermRef, idf_t: float, k1: float, b: float) ->
     docs, tfs = t.index.postings(t.term_id)
     if len(tfs) and tfs.min() < 1:  # as the kernel checks: a damaged file must not rank silently
         raise IndexError("a term frequency below 1")
-    acc[docs] += t.weight * contributions(idf_t, tfs.astype(np.float64), t.index.norms(k1, b)[docs], k1)
+    acc[docs] += t.weight * term_score(idf_t, tfs.astype(np.float64), t.index.norms(k1, b)[docs], k1)
 
 
 _DAMAGED = "a posting is out of range (a chunk that does not exist, or f < 1): the index is damaged"
@@ -360,7 +361,7 @@ def search_top_k_numpy(
                 part = acc[touched]
                 theta = np.partition(part, len(part) - k)[len(part) - k]
                 # Keep a candidate unless it is clearly below theta: slack only keeps more (safe).
-                floor = theta * (1.0 - 1e-9)
+                floor = theta * FLOOR_SLACK
                 if remaining < floor:
                     cand = touched[part + remaining >= floor]
                     for j, (t2, idf2, _) in enumerate(ordered[i:], start=i):
@@ -369,7 +370,7 @@ def search_top_k_numpy(
                             pos, found = _lookup(docs, cand)
                             sel = cand[found]
                             f = tfs[pos[found]].astype(np.float64)
-                            acc[sel] += t2.weight * contributions(idf2, f, t2.index.norms(k1, b)[sel], k1)
+                            acc[sel] += t2.weight * term_score(idf2, f, t2.index.norms(k1, b)[sel], k1)
                         else:
                             _add(acc, t2, idf2, k1, b)
                         cand = cand[acc[cand] + rest[j + 1] >= floor]
@@ -726,8 +727,8 @@ class MergedTermIndex(_Scored):
             if did is not None:
                 ddocs, dtfs = self.delta.postings(did)
                 f = dtfs.astype(np.float64)
-                w = f * (k1 + 1.0) / (f + self.norms(k1, b)[self.delta_remap[ddocs]])
-                bound = max(bound, float(w.max()) * (1.0 + 1e-9) if len(w) else 0.0)
+                w = term_score(1.0, f, self.norms(k1, b)[self.delta_remap[ddocs]], k1)
+                bound = max(bound, float(w.max()) * BOUND_HEADROOM if len(w) else 0.0)
             self._bounds[key] = bound
         return idf_t * bound
 

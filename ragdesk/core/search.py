@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .analyzers import Analyzer, AnalyzerConfig, word_spans
-from .bm25 import DEFAULT_B, DEFAULT_K1, idf
+from .bm25 import DEFAULT_B, DEFAULT_K1, idf, term_score
 from .chunking import Chunk
 from .dense import (
     FUSION_DEPTH,
@@ -288,11 +288,10 @@ def query_refs(parts: list[QueryPart]) -> list[QueryTermRef]:
 
 def explain_rows(parts: list[QueryPart], docs: Sequence[int], k1: float, b: float) -> list[list[TermRow]]:
     """The explanation rows of each of `docs`: per analyzer, all term frequencies looked up in one pass
-    and every contribution computed as one array (the same operations as `bm25.contribution`, so
-    the same floats as the ranking)."""
+    and every contribution computed as one array by `bm25.term_score`, the ranking's own formula, so
+    the same floats as the ranking."""
     out: list[list[TermRow]] = [[] for _ in docs]
     where = np.asarray(docs, dtype=np.int64)
-    kp1 = k1 + 1.0
     for p in parts:
         ti, cfg_name, weight = p.index, p.config.name, p.weight
         n, avgdl = ti.n_docs, ti.avgdl
@@ -302,7 +301,7 @@ def explain_rows(parts: list[QueryPart], docs: Sequence[int], k1: float, b: floa
         freqs = ti.frequencies(present, where) if present else np.zeros((0, len(docs)), np.int64)
         idfs = np.array([idf(n, n_t) for n_t in p.dfs if n_t > 0], dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):  # f = 0 (and k1 = 0): 0 below
-            contribs = weight * (idfs[:, None] * freqs * kp1 / (freqs + norms))
+            contribs = weight * term_score(idfs[:, None], freqs, norms, k1)
         shares = np.where(freqs > 0, contribs, 0.0).tolist()
         fs_rows = freqs.tolist()
         zeros, nothing = [0] * len(docs), [0.0] * len(docs)

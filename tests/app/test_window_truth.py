@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from ragdesk.app.window import RESULTS_K, MainWindow
+from ragdesk.core.bm25 import DEFAULT_B, DEFAULT_K1
 
 from ..conftest import write_notes
 from .conftest import open_window, search
@@ -62,7 +63,8 @@ def test_reset_resets_every_ranking_setting(window: MainWindow, qtbot) -> None: 
     window.b_spin.setValue(0.3)
     window.findChild(type(window.show_more_button), "resetParamsButton").click()
     assert window.analyzer_combo.currentText() == "combined" and not window.fold_accents_check.isChecked()
-    assert (window.k1_spin.value(), window.b_spin.value(), window.mode_combo.currentIndex()) == (1.2, 0.75, 0)
+    params = (window.k1_spin.value(), window.b_spin.value(), window.mode_combo.currentIndex())
+    assert params == (DEFAULT_K1, DEFAULT_B, 0)
 
 
 def test_a_folder_without_notes_says_what_was_looked_for(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]

@@ -116,7 +116,11 @@ def test_scores_change_with_k1_b_without_rebuild(tmp_path: Path) -> None:
     gen = lib.generation
     r1 = lib.search("apple", analyzer=AnalyzerConfig("words"), k1=1.2, b=0.75)
     r2 = lib.search("apple", analyzer=AnalyzerConfig("words"), k1=2.0, b=0.0)
-    assert r1.hits[0].score != r2.hits[0].score
+    idf_apple = math.log(1 + 0.5 / 2.5)  # N = 2 chunks, both hold "apple"
+    avgdl = (4 + 41) / 2
+    assert r1.hits[0].path == r2.hits[0].path == "a.txt"  # f = 3, |D| = 4
+    assert r1.hits[0].score == pytest.approx(idf_apple * 3 * 2.2 / (3 + 1.2 * (0.25 + 0.75 * 4 / avgdl)))
+    assert r2.hits[0].score == pytest.approx(idf_apple * 3 * 3.0 / (3 + 2.0))  # b = 0: length ignored
     assert lib.generation == gen
 
 
