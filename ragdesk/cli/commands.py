@@ -39,7 +39,6 @@ REPLACED = "another process updated the index meanwhile (an edit); the meaning i
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ..core import embeddings
     from ..core.analyzers import AnalyzerConfig
     from ..core.build import build_index
     from ..core.reader import IndexReader
@@ -61,11 +60,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             folder,
             args.index_dir,
             index_settings(args),
+            previous=previous,  # checked again under the build lock (another process may publish first)
             progress=terminal_progress(),
             warm=AnalyzerConfig(),
             reuse_stored=damaged is None,
             waiting=say_waiting,
-            before_publish=embeddings.keeping(previous),  # every meaning index's rows of unchanged notes
         )
     except OSError as exc:
         if not is_storage_error(exc):

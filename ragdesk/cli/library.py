@@ -128,7 +128,6 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
     """Open the folder's index, building or refreshing it as needed (with the indexes of the
     analyzer that `args` ask for, derived in the build's worker processes). A refresh keeps every
     meaning index's rows of unchanged notes, whatever mode this command runs in."""
-    from ..core import embeddings
     from ..core.build import build_index
     from ..core.reader import IndexReader
     from ..core.store import IndexDamaged, IndexMissing, is_storage_error
@@ -152,7 +151,6 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
             warm=analyzer_config(args),
             waiting=say_waiting,
             previous=previous,
-            before_publish=embeddings.keeping(previous),  # every meaning index's rows of unchanged notes
         )
     except OSError as exc:
         if not is_storage_error(exc):

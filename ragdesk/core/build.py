@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import store
+from . import embeddings, store
 from .analyzers import AnalyzerConfig
 from .chunking import ChunkOptions
 from .loader import NoteFile, Skipped
@@ -31,10 +31,10 @@ from .params import IndexSettings
 from .paths import shown
 from .reader import IndexReader
 from .rewalk import rewalk
-from .segment import derive_and_publish
+from .segment import Segment, derive_and_publish
 from .tokenize import BatchResult, process_batch
 from .walk import Walk, walk_folder
-from .writer import BeforePublish, DeltaPlan, Derive, write_delta, write_full
+from .writer import DeltaPlan, Derive, write_delta, write_full
 
 ProgressFn = Callable[[int, int, int, str], None]  # files done, files total, chunks so far, current file
 CancelFn = Callable[[], bool]
@@ -89,7 +89,6 @@ def build_index(
     reuse_stored: bool = True,
     warm: AnalyzerConfig | None = None,
     waiting: Callable[[], None] | None = None,
-    before_publish: BeforePublish | None = None,
     changed: Collection[str] | None = None,
 ) -> tuple[IndexReader, BuildReport]:
     """Build or refresh the index of `folder`, re-reading only new and changed notes.
@@ -99,17 +98,16 @@ def build_index(
     that analyzer's indexes before returning; a full build derives them in its worker processes
     while it writes the rest. Builds of one index run one at a time (an OS lock on the index
     folder): a second one waits (`waiting` is called once) and then finds the index current, or
-    refreshes what changed since. `before_publish` is given the new segments while no other process
-    can open them (a refresh copies its meaning rows of unchanged notes there: embeddings.keep).
+    refreshes what changed since. Every meaning index's rows of unchanged notes are copied from the
+    previous index into the new segments before they are published, whatever the caller (a step no
+    caller may forget: it keeps hours of embedding; embeddings.keep).
     `changed`: the only paths that may have changed since `previous` (absolute, as the folder watcher
     reports them): only they are looked at again, unless a whole walk is needed (see core.rewalk).
     """
     t0 = time.perf_counter()
     folder_path = Path(folder).resolve()
     root = store.index_dir_for(folder_path, index_dir)
-    job = _Build(
-        folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm, before_publish, changed
-    )
+    job = _Build(folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm, changed)
     try:
         with store.build_lock(root, cancelled, waiting):
             store.remove_stale_temporaries(root)
@@ -121,6 +119,7 @@ def build_index(
             if previous is None and reuse_stored:
                 with contextlib.suppress(store.IndexDamaged, store.IndexMissing):
                     previous = IndexReader.open(folder_path, root)
+            job.kept = embeddings.map_kept(previous) if previous is not None else {}  # other settings too
             if previous is not None and previous.settings != job.settings:
                 previous = None
             reader, report = job.run(previous)
@@ -204,8 +203,12 @@ class _Build:
     cancelled: CancelFn | None
     workers: int | None
     warm: AnalyzerConfig | None
-    before_publish: BeforePublish | None
     changed: Collection[str] | None
+    kept: embeddings.Kept = field(default_factory=dict)  # the previous index's meaning rows, mapped
+
+    def before_publish(self, segments: list[Segment]) -> None:
+        """Given a refresh's new segments while only it sees them: the kept rows go in."""
+        embeddings.keep(segments, self.kept)
 
     def run(self, previous: IndexReader | None) -> tuple[IndexReader, BuildReport]:
         walk_started = time.monotonic()

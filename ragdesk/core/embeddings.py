@@ -357,13 +357,6 @@ def map_kept(previous: IndexReader) -> Kept:
     return kept
 
 
-def keeping(previous: IndexReader | None) -> Callable[[list[Segment]], None]:
-    """`build_index(before_publish=…)` for a refresh of `previous`: its rows are mapped now, before
-    publishing deletes its generation, and copied into the new segments by `keep`."""
-    kept = map_kept(previous) if previous is not None else {}
-    return lambda segments: keep(segments, kept)
-
-
 def keep(segments: list[Segment], kept: Kept) -> None:
     """Give a refresh's new `segments` the rows of their notes that a kept segment holds unchanged and
     embedded (same chunk options, path, SHA-1 and chunk count: the same chunk texts), stored as a

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import embeddings, store
+from . import store
 from .analyzers import BASE_ANALYZERS, AnalyzerConfig
 from .build import BuildCancelled, BuildReport, build_index
 from .dense import Embedder, dense_available, load_embedder
@@ -242,8 +242,6 @@ def build_job(job: BuildJob, queue: Any, cancel: Any) -> None:
             reuse_stored=damaged is None,
             warm=job.analyzer,
             waiting=lambda: queue.put(Progress(0, 0, 0, WAITING)),
-            # every model's rows of unchanged notes, in any case: a BM25-only window must not lose them
-            before_publish=embeddings.keeping(previous),
             changed=job.changed,
         )
         queue.put(Done(report, damaged, meaning_follows=meaning))

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ragdesk.core import embeddings
 from ragdesk.core import evaluate as ev
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import load_embedder
@@ -45,7 +44,7 @@ def open_set(name: str, root: Path, embed: bool) -> IndexReader:
     except (IndexMissing, IndexDamaged):
         previous = None
     # a fresh copy of the data (new mtimes) rebuilds the set: keep its hours of meaning rows
-    lib, _ = build_index(folder, root / name, previous=previous, before_publish=embeddings.keeping(previous))
+    lib, _ = build_index(folder, root / name, previous=previous)
     if embed:
         emb = load_embedder()
         t0 = time.monotonic()

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from ragdesk.core import build as build_mod
-from ragdesk.core import embeddings
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import FUSIONS, Fusion, rrf_fuse
 from ragdesk.core.nearest import NearestRows
@@ -121,7 +120,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     emb.embedded.clear()
     (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
     (folder / "e.md").write_text("# e\n\nnew note", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.dense_progress(emb.name) == (3, 5)  # b.md's old chunk, replaced in a delta, is not counted
     calls: list[tuple[int, int]] = []
     again = np.asarray(new.dense_matrix(emb, progress=lambda d, t: calls.append((d, t))))
@@ -133,7 +132,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     # A second refresh embeds only what changed since, and the index reopens with its embeddings.
     emb.embedded.clear()
     (folder / "c.md").write_text("# c\n\nnow about otters", encoding="utf-8")
-    third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=new, before_publish=embeddings.keeping(new))
+    third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=new)
     expected = HashEmbedder().embed(third.chunk_texts()).astype(np.float16)
     assert np.array_equal(np.asarray(third.dense_matrix(emb)), expected)
     assert emb.embedded == [third.chunk_texts()[2]]
@@ -211,13 +210,13 @@ def test_rows_survive_a_rebuild_for_other_load_settings(tmp_path: Path) -> None:
     first = np.asarray(lib.dense_matrix(emb)).copy()
     wider = IndexSettings(LoadOptions(extensions=(".md", ".txt")))
     new, _ = build_index(
-        folder, tmp_path / "idx", wider, workers=1, previous=lib, before_publish=embeddings.keeping(lib)
+        folder, tmp_path / "idx", wider, workers=1, previous=lib
     )
     assert new.note_paths == ["a.md", "b.md", "c.txt"] and new.generation != lib.generation
     assert new.dense_progress(emb.name) == (2, 3)
     assert np.array_equal(np.asarray(new.dense_matrix(emb))[:2], first)
     smaller = IndexSettings(wider.load, ChunkOptions(size=40))
     other, _ = build_index(
-        folder, tmp_path / "idx", smaller, workers=1, previous=new, before_publish=embeddings.keeping(new)
+        folder, tmp_path / "idx", smaller, workers=1, previous=new
     )
     assert other.dense_progress(emb.name) == (0, 3)  # other chunk options: other texts, nothing reused

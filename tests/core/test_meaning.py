@@ -138,14 +138,15 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     monkeypatch.setattr(
         segment_mod._LazyNotes, "_get", lambda self, i: (keeping[0] and parsed.append(i), parse(self, i))[1]
     )
-    keep = embeddings.keeping(lib)
+    keep = embeddings.keep
 
-    def keep_counting(segments):  # type: ignore[no-untyped-def]
+    def keep_counting(segments, kept):  # type: ignore[no-untyped-def]
         keeping[0] = True
-        keep(segments)
+        keep(segments, kept)
         keeping[0] = False
 
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=keep_counting)
+    monkeypatch.setattr(embeddings, "keep", keep_counting)
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
     assert parsed == [1, 1]  # the edited note's records, old and new: the others' stored bytes are equal
     assert new.dense_progress(e5.name) == (7, 12)  # chunks 0 and 2-7; the edited note's chunk 1 is new
@@ -168,7 +169,7 @@ def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypa
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(Crashing(e5, after=1))  # chunks 0-3: note 0, and the first of note 1
     (folder / "n3.md").write_text("# Note 3\n\nrewritten entirely", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
     assert new.dense_progress(e5.name) == (4, 10)  # note 1's written chunk too (3 before)
     counting = Crashing(e5, after=99)
@@ -192,7 +193,7 @@ def test_only_new_and_changed_chunks_are_embedded_after_an_edit(tmp_path: Path, 
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     lib.dense_matrix(e5)
     (folder / "en/sleep.md").write_text("# Sleep\n\nA warm shower before bed helps you fall asleep.", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     counting = Crashing(e5, after=99)
     new.dense_matrix(counting)
     assert counting.embedded == [new.chunk_texts()[new.note_index("en/sleep.md")]]  # one note, one chunk
@@ -557,7 +558,7 @@ def test_the_newest_notes_are_embedded_first(tmp_path: Path, monkeypatch, e5: E5
     texts = lib.chunk_texts()
     assert crashing.embedded == texts[11:3:-1]  # one chunk per note: n11, n10, …, n04
     (folder / "n00.md").write_text("# Note 0\n\nrewritten today", encoding="utf-8")  # the oldest, edited
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert len(new.segments) == 2  # a base and a delta holding the edit
     counting = Crashing(e5, after=99)
     new.dense_matrix(counting)
@@ -688,7 +689,7 @@ def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(
     with pytest.raises(KeyboardInterrupt):
         lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7
     (folder / "n03.md").write_text("# Note 3\n\nalpha beta gamma, rewritten", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert len(new.segments) == 2 and new.dense_progress(e5.name) == (7, 12)
     idle = Crashing(e5, after=0)
     query = "alpha beta gamma"
@@ -717,7 +718,7 @@ def test_a_complete_segment_is_quantized_once_while_the_rest_is_embedded(
     lib.dense_matrix(e5)
     for i in (3, 5):
         (folder / f"n{i:02}.md").write_text(f"# Note {i}\n\nalpha beta gamma, rewritten {i}", encoding="utf-8")
-    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+    new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     base, delta = new.segments
     assert embeddings.load_rows(base, e5.name) is not None and embeddings.load_rows(delta, e5.name) is None
     sizes: list[int] = []
@@ -755,7 +756,7 @@ class PublishingMidway(HashLike):
             (self.folder / "n01.md").write_text("# Note 1\n\nrewritten", encoding="utf-8")
             previous = IndexReader.open(self.folder, self.idx)
             new, _ = build_index(
-                self.folder, self.idx, workers=1, previous=previous, before_publish=embeddings.keeping(previous)
+                self.folder, self.idx, workers=1, previous=previous
             )
             self.published.append(new)
         return out

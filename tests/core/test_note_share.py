@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from ragdesk.core import build as build_mod
-from ragdesk.core import embeddings
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import FUSIONS, TUNED_NOTE_WEIGHT, rrf_fuse, with_note_ranks
 from ragdesk.core.nearest import NearestRows, SegmentedNearest
@@ -102,7 +101,7 @@ def test_hybrid_search_gives_each_hit_its_notes_share(
     lib.dense_matrix(emb)
     if delta:
         (folder / "c.md").write_text("# Birds\n\nbirds sing dogs bark at dawn", encoding="utf-8")
-        lib, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib, before_publish=embeddings.keeping(lib))
+        lib, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
         lib.dense_matrix(emb)
         assert len(lib.segments) == 2
     result = lib.search("dogs bark", mode="hybrid", embedder=emb, k=50, group=False)
