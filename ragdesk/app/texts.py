@@ -183,5 +183,5 @@ def copied_text(prompt: Prompt | None, secrets_allowed: bool) -> str:
 
 def meaning_progress_text(msg: EmbeddingProgress) -> str:
     """The status line while the meaning index is computed: chunks so far of all, time left, and what
-    searching does meanwhile (see core.dense.choose_mode)."""
+    searching does meanwhile (see core.modes)."""
     return msg.line() + " (newest notes first; hybrid searches them)"

@@ -20,17 +20,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.build import BuildReport
-from ..core.dense import (
-    AUTO,
-    DEFAULT_EMBEDDER,
-    DEFAULT_FUSION,
-    DenseUnavailable,
-    Embedder,
-    choose_mode,
-    dense_available,
-    embedder_name,
-    load_embedder,
-)
+from ..core.dense import DEFAULT_EMBEDDER, DEFAULT_FUSION, DenseUnavailable, Embedder, load_embedder
 from ..core.embeddings import MeaningIndexUnwritable
 from ..core.excerpts import Excerpt
 from ..core.explain import TermRow
@@ -48,6 +38,7 @@ from ..core.jobs import (
     Replaced,
     build_job,
 )
+from ..core.modes import AUTO, Resolved, resolve
 from ..core.orphans import serve_one
 from ..core.params import IndexSettings, SearchParams
 from ..core.reader import IndexReader
@@ -330,12 +321,11 @@ class SearchWorker(QObject):
             self._embedders[spec] = load_embedder(spec)
         return self._embedders[spec]
 
-    def _mode(self, request: SearchRequest, lib: IndexReader) -> tuple[str, str, Embedder | None]:
-        """The mode the request runs in, why, and its embedder. The meaning index is computed by the
+    def _resolve(self, request: SearchRequest, lib: IndexReader) -> Resolved:
+        """The search the request runs (core.modes.resolve). The meaning index is computed by the
         build process, never in the window's: until it is complete, auto and hybrid search the chunks
         embedded so far (with BM25's top few embedded for the search) and dense those alone."""
-        mode, why = choose_mode(lib, request.mode, request.embedder, partial=True)
-        return mode, why, None if mode == "bm25" else self._embedder(request.embedder)
+        return resolve(lib, request.mode, request.embedder, partial=True, load=self._embedder)
 
     @Slot(object)
     def set_library(self, library: IndexReader) -> None:
@@ -348,11 +338,11 @@ class SearchWorker(QObject):
         lib = self.library
         try:
             lib.warm(request.analyzer, apart=True)  # another analyzer's index: derived apart, not under the GIL
-            mode, why, embedder = self._mode(request, lib)
-            result = lib.search(request.query, request.params, mode=mode, embedder=embedder, partial=True)
-            result.mode_reason = why
+            resolved = self._resolve(request, lib)
+            mode = resolved.mode
+            result = lib.search(request.query, request.params, resolved=resolved)
             if request.mode not in (mode, AUTO) and result.reason is None:
-                result.reason = f"{why}: BM25 results shown instead of {request.mode}"
+                result.reason = f"{resolved.reason}: BM25 results shown instead of {request.mode}"
             highlights = {h.chunk_id: lib.highlight_spans(h.text, request.query, request.analyzer) for h in result.hits}
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
@@ -360,9 +350,7 @@ class SearchWorker(QObject):
             masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
             total = lib.count_matches(request.query, request.analyzer) if mode == "bm25" else len(result.hits)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
-            name = embedder_name(request.embedder)
-            if request.mode == AUTO and dense_available(request.embedder) and not lib.has_dense(name):
-                outcome.meaning = lib.dense_progress(name)
+            outcome.meaning = resolved.meaning
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = lib.explain(
                     request.query, request.pinned, request.analyzer, request.k1, request.b
@@ -381,8 +369,9 @@ class SearchWorker(QObject):
             self.why_not_failed.emit("no index is open")
             return
         try:
-            mode, _why, embedder = self._mode(request, self.library)
-            why = why_not(self.library, request.query, path, replace(request.params, mode=mode), embedder, True)
+            resolved = self._resolve(request, self.library)
+            params = replace(request.params, mode=resolved.mode)
+            why = why_not(self.library, request.query, path, params, resolved.embedder, True)
         except (NotIndexed, IndexDamaged, DenseUnavailable) as exc:
             self.why_not_failed.emit(str(exc))
             return

@@ -15,9 +15,9 @@ from ..core.store import is_storage_error
 from .library import (
     CliError,
     analyzer_config,
-    embedder_for,
     index_settings,
     open_library,
+    resolve_mode,
     search_params,
     storage_message,
 )
@@ -159,14 +159,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise CliError("-k must be at least 1")
     lib = open_library(args, refresh=not args.no_refresh)
-    embedder = embedder_for(args, lib)
-    params = search_params(args)
+    resolved = resolve_mode(args, lib)
+    params = search_params(args, resolved)
     if args.queries is None:
-        result = lib.search(
-            args.query, params, explain=args.explain or args.json, embedder=embedder, partial=args.partial
-        )
-        result.mode_reason = args.mode_reason
-        why = _why_not(lib, args, params, embedder) if args.why_not else None
+        result = lib.search(args.query, params, explain=args.explain or args.json, resolved=resolved)
+        why = _why_not(lib, args, params, resolved) if args.why_not else None
         scrub = _scrubber(args, args.query)
         if args.json:
             data = result.to_json(with_explain=True)
@@ -199,8 +196,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             if not isinstance(query, str):
                 raise ValueError(f"query must be a string, not {type(query).__name__}")
             query.encode("utf-8")  # a lone surrogate (\ud800) is not text
-            out = lib.search(query, params, explain=args.explain, embedder=embedder, partial=args.partial)
-            out.mode_reason = args.mode_reason
+            out = lib.search(query, params, explain=args.explain, resolved=resolved)
             data = _scrubbed_json(out.to_json(args.explain), _scrubber(args, query))
             print(json.dumps({"id": qid, **data}, ensure_ascii=False))
         except (ValueError, UnicodeEncodeError) as exc:
@@ -244,7 +240,7 @@ def _say_redacted(scrub: Scrubber | None) -> None:
         print(f"[{scrub.count} secret(s) redacted (--allow-secrets shows them)]", file=sys.stderr)
 
 
-def _why_not(lib: Any, args: argparse.Namespace, params: Any, embedder: Any) -> Any:
+def _why_not(lib: Any, args: argparse.Namespace, params: Any, resolved: Any) -> Any:
     from ..core.whynot import NotIndexed, why_not
 
     path = args.why_not
@@ -255,7 +251,7 @@ def _why_not(lib: Any, args: argparse.Namespace, params: Any, embedder: Any) -> 
         except ValueError:
             raise CliError(f"--why-not {args.why_not}: not inside {folder}") from None
     try:
-        return why_not(lib, args.query, path, params, embedder, args.partial)
+        return why_not(lib, args.query, path, params, resolved.embedder, resolved.partial)
     except NotIndexed as exc:
         raise CliError(str(exc)) from exc
 
@@ -269,9 +265,9 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     if args.budget_tokens is not None and args.budget_tokens < 1:
         raise CliError("--budget-tokens must be at least 1")
     lib = open_library(args, refresh=not args.no_refresh)
-    embedder = embedder_for(args, lib)
-    params = search_params(args, k=args.k * 3)
-    result = lib.search(args.question, params, explain=False, embedder=embedder, partial=args.partial)
+    resolved = resolve_mode(args, lib)
+    params = search_params(args, resolved, k=args.k * 3)
+    result = lib.search(args.question, params, explain=False, resolved=resolved)
     excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(
         args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order, fmt=args.format
@@ -283,7 +279,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
                 {
                     "prompt": text,
                     "mode": result.mode,
-                    "mode_reason": args.mode_reason,
+                    "mode_reason": resolved.reason,
                     "format": prompt.format,
                     "secrets": prompt.secrets_json(),
                     "secrets_redacted": bool(prompt.secrets) and not args.allow_secrets,
@@ -347,15 +343,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except (OSError, ev.QuestionsError) as exc:
             raise CliError(f"cannot read BEIR folder {target}: {exc}") from exc
         lib = open_library(args, refresh=not args.no_refresh)
-        embedder = embedder_for(args, lib, partial=False)
+        resolved = resolve_mode(args, lib, partial=False)
+        mode, embedder = resolved.mode, resolved.embedder
         configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
         for cfg in configs:
             m = ev.evaluate_beir(
-                lib, queries, qrels, cfg, args.k1, args.b, mode=args.mode, embedder=embedder, fusion=args.fusion
+                lib, queries, qrels, cfg, args.k1, args.b, mode=mode, embedder=embedder, fusion=args.fusion
             )
-            rows.append({"analyzer": cfg.key, "mode": args.mode, "k1": args.k1, "b": args.b, **m})
+            rows.append({"analyzer": cfg.key, "mode": mode, "k1": args.k1, "b": args.b, **m})
         if not args.json:
-            print(f"mode: {args.mode_reason}")
+            print(f"mode: {resolved.reason}")
         return print_rows(rows, args.json, f"BEIR {target.name} ({args.split}, {len(queries)} queries)")
     try:
         questions = ev.load_questions(target)
@@ -367,9 +364,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return print_rows(rows, args.json, f"{args.budget_words}-word context budget")
     if args.sweep == "params":
         return print_rows(ev.param_grid(lib, questions, analyzer), args.json, "MRR over k1 x b")
-    embedder = embedder_for(args, lib, partial=False)
+    resolved = resolve_mode(args, lib, partial=False)
+    mode, embedder = resolved.mode, resolved.embedder
     if args.sweep == "analyzers":
-        rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=args.mode, embedder=embedder)
+        rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=mode, embedder=embedder)
         return print_rows(rows, args.json, f"{len(questions)} questions")
     report = ev.evaluate(
         lib,
@@ -377,13 +375,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         analyzer,
         args.k1,
         args.b,
-        mode=args.mode,
+        mode=mode,
         embedder=embedder,
         fusion=args.fusion,
         group=args.group,
     )
     if args.json:
-        print(json.dumps({**report.to_json(), "mode_reason": args.mode_reason}, ensure_ascii=False, indent=2))
+        print(json.dumps({**report.to_json(), "mode_reason": resolved.reason}, ensure_ascii=False, indent=2))
         return 0
     rows = report.table(mode=report.config["mode"], analyzer=report.config["analyzer"])
     problems = [p for p in report.results if p.error]

@@ -62,39 +62,34 @@ def analyzer_config(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from exc
 
 
-def search_params(args: argparse.Namespace, k: int | None = None) -> Any:
-    """The query's SearchParams from the command line (`k`: rank this many instead of -k)."""
+def search_params(args: argparse.Namespace, resolved: Any, k: int | None = None) -> Any:
+    """The query's SearchParams from the command line, in the mode `resolved` runs (`k`: rank this
+    many instead of -k)."""
     from ..core.params import SearchParams
 
     k = k if k is not None else args.k
-    return SearchParams(analyzer_config(args), args.k1, args.b, k, args.mode, args.fusion, args.group)
+    return SearchParams(analyzer_config(args), args.k1, args.b, k, resolved.mode, args.fusion, args.group)
 
 
-def embedder_for(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
-    """Resolve --mode for this index (`args.mode` becomes the mode that runs, `args.mode_reason` says
-    why) and load the embedding model it needs (a clear error when dense or hybrid was asked for and
-    it is not installed). While the meaning index is unfinished (`ragdesk index` or the window may be
-    computing it), auto, dense and hybrid search the chunks embedded so far, as the window does
-    (`args.partial`; see core.dense.choose_mode); `partial=False` (eval: a measurement) keeps auto
-    on BM25 and computes the rest first for dense and hybrid."""
-    from ..core.dense import AUTO, DenseUnavailable, choose_mode, embedder_name, load_embedder
+def resolve_mode(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
+    """Which search --mode runs on this index, why, and its model (core.modes.resolve), after
+    embedding the few chunks a refresh added (_catch_up); a clear error when dense or hybrid was
+    asked for and the model is not installed. While the meaning index is unfinished (`ragdesk index`
+    or the window may be computing it), auto, dense and hybrid search the chunks embedded so far, as
+    the window does; `partial=False` (eval: a measurement) keeps auto on BM25 and computes the rest
+    first for dense and hybrid."""
+    from ..core.dense import DenseUnavailable, dense_available, load_embedder
+    from ..core.modes import resolve
 
-    asked = args.mode
-    args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
-    args.partial = False
-    if args.mode != "bm25" or asked == AUTO:
-        complete = _catch_up(lib, args.embedder)  # True at once when it is complete already
-        if asked == AUTO and complete:
-            args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder)
-        elif not complete and partial and lib.dense_progress(embedder_name(args.embedder))[0]:
-            args.mode, args.mode_reason = choose_mode(lib, asked, args.embedder, partial=True)
-            args.partial = True
-    if args.mode == "bm25" and asked in ("bm25", AUTO):
-        return None
-    try:
-        return load_embedder(args.embedder)
-    except DenseUnavailable as exc:
-        raise CliError(str(exc)) from exc
+    if args.mode != "bm25" and dense_available(args.embedder):
+        _catch_up(lib, args.embedder)
+    resolved = resolve(lib, args.mode, args.embedder, partial=partial, compute_unstarted=True)
+    if args.mode in ("dense", "hybrid") and resolved.embedder is None:
+        try:
+            load_embedder(args.embedder)  # says what to install
+        except DenseUnavailable as exc:
+            raise CliError(str(exc)) from exc
+    return resolved
 
 
 CATCH_UP_MAX = 64  # chunks: a refresh's few new ones are embedded before an auto search (seconds)

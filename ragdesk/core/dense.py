@@ -28,9 +28,6 @@ TUNED_C, TUNED_DENSE_WEIGHT = 10, 1.0
 # no set lower; 0.5 gave 0.809 / 0.712; README, "Meaning search").
 TUNED_NOTE_WEIGHT = 0.25
 RRF_C = 60  # the plain RRF of the literature (Cormack et al. 2009), one click away as --fusion plain
-MODES = ("bm25", "dense", "hybrid")
-AUTO = "auto"  # hybrid once the meaning index has its first chunks (see choose_mode), BM25 before
-MODE_CHOICES = (AUTO, *MODES)
 FUSION_DEPTH = 100  # how many results of each engine take part in the fusion
 
 
@@ -241,49 +238,6 @@ def load_embedder(spec: str | None = None) -> Embedder:
     if kind == "model2vec" and folder:
         return Model2VecEmbedder(folder)
     raise DenseUnavailable(f"unknown embedding model {spec!r}; use e5, wordllama or model2vec:/path/to/model")
-
-
-class HasMeaningIndex(Protocol):
-    def has_dense(self, name: str) -> bool: ...
-
-    def dense_progress(self, name: str) -> tuple[int, int]: ...
-
-
-def choose_mode(
-    lib: HasMeaningIndex, requested: str, spec: str | None = None, partial: bool = False
-) -> tuple[str, str]:
-    """The mode a search runs in for `requested` (auto, bm25, dense or hybrid), and why: auto is
-    hybrid once the index holds every chunk's embedding; dense and hybrid are what they say when the
-    model is installed (their embeddings are computed on first use). With `partial`, as the window
-    asks, an unfinished meaning index is searched as it is (IndexReader.partial_nearest): auto and
-    hybrid are hybrid over the chunks embedded so far, with BM25's top chunks embedded for the
-    search, from the first batch on (it beats BM25 from 1% embedded: see QUERY_TIME_EMBED)."""
-    if requested == "bm25":
-        return "bm25", "BM25 was asked for"
-    if not dense_available(spec):
-        try:
-            load_embedder(spec)
-        except DenseUnavailable as exc:
-            return "bm25", f"BM25 only: {exc}"
-    name = embedder_name(spec)
-    if lib.has_dense(name):
-        if requested == AUTO:
-            return "hybrid", f"hybrid: the meaning index ({name}) is complete"
-        return requested, f"{requested} was asked for"
-    if not partial and requested != AUTO:
-        return requested, f"{requested} was asked for"
-    done, total = lib.dense_progress(name)
-    if not partial:
-        return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
-    if not done:
-        return "bm25", f"BM25 until the first chunks are embedded (0 of {total:,})"
-    so_far = f"over {done:,} of {total:,} chunks embedded so far (newest notes first)"
-    if requested == "dense":
-        return "dense", f"dense {so_far}; the others are not searched"
-    return "hybrid", (
-        f"hybrid {so_far}, BM25's top {QUERY_TIME_EMBED} embedded for this search; "
-        "the others count half their BM25 share for meaning"
-    )
 
 
 # Hybrid over an unfinished meaning index embeds BM25's top chunks not embedded yet for the search

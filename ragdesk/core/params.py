@@ -12,8 +12,9 @@ from typing import Any
 from .analyzers import AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1, check_params
 from .chunking import ChunkOptions
-from .dense import DEFAULT_FUSION, FUSIONS, MODES
+from .dense import DEFAULT_FUSION, FUSIONS
 from .loader import LoadOptions
+from .modes import MODES
 
 DEFAULT_K = 10
 

@@ -30,6 +30,7 @@ from .dense import (
 )
 from .explain import TermRow
 from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
+from .modes import Resolved
 from .nearest import SegmentedNearest
 from .params import SearchParams
 from .results import Hit, QueryTerm, SearchResult
@@ -81,6 +82,7 @@ class Searching:
         explain: bool = True,
         embedder: Embedder | None = None,
         partial: bool = False,
+        resolved: Resolved | None = None,
         **changes: Any,
     ) -> SearchResult:
         """Rank chunks for `query`; never raises on odd queries, says why a result is empty instead.
@@ -90,8 +92,12 @@ class Searching:
         fusion; both need an `embedder` (see core.dense). `partial`: while the meaning index is
         unfinished, the dense ranking covers the chunks embedded so far and, in hybrid, BM25's top
         QUERY_TIME_EMBED chunks embedded for this search (kept in memory; nothing is written).
+        `resolved` (core.modes.resolve): the mode, embedder and partial that run, its reason said in
+        the result.
         """
         p = params or SearchParams()
+        if resolved is not None:
+            changes["mode"], embedder, partial = resolved.mode, resolved.embedder, resolved.partial
         if changes:
             p = replace(p, **changes)
         t0 = time.perf_counter()
@@ -148,9 +154,12 @@ class Searching:
         took = (time.perf_counter() - t0) * 1000
         terms = [QueryTerm(t, w, n_t) for part in parts for (t, w, _), n_t in zip(part.qterms, part.dfs)]
         ti = main.index
-        return SearchResult(
+        result = SearchResult(
             query, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode, grouped=grouped
         )
+        if resolved is not None:
+            result.mode_reason = resolved.reason
+        return result
 
     def count_matches(self, query: str, analyzer: AnalyzerConfig | None = None) -> int:
         """How many chunks contain at least one of the query's terms (the BM25 ranking's length),

@@ -16,8 +16,9 @@ from ragdesk.core import build as build_mod
 from ragdesk.core import embeddings
 from ragdesk.core import segment as segment_mod
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import AUTO, E5Embedder, choose_mode, load_embedder
+from ragdesk.core.dense import E5Embedder, load_embedder
 from ragdesk.core.embeddings import EmbeddingCancelled
+from ragdesk.core.modes import AUTO, choose_mode
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
 from ragdesk.core.whynot import why_not
