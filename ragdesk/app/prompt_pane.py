@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from ..core.excerpts import Excerpt
 from ..core.injection import Finding
+from ..core.params import DEFAULT_PROMPT_K
 from ..core.prompt import FORMATS, ORDERS, Prompt, build_prompt
 from ..core.results import Hit
 from ..core.secrets import REDACTION_MARK, find_secrets
@@ -180,7 +181,7 @@ class PromptPane(QWidget):
         self.allow_secrets_check.setChecked(False)
 
     def restore(self, settings: AppSettings) -> None:
-        self.k_spin.setValue(settings.get("prompt/k", 4, int))
+        self.k_spin.setValue(settings.get("prompt/k", DEFAULT_PROMPT_K, int))
         self.budget_spin.setValue(settings.get("prompt/budget", 500, int))
         (self.budget_radio if settings.get("prompt/mode", "k") == "budget" else self.topk_radio).setChecked(True)
         self.order_combo.setCurrentIndex(max(0, self.order_combo.findData(settings.get("prompt/order", ORDERS[0]))))

@@ -113,6 +113,8 @@ def _add_embedder_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..core.params import DEFAULT_K, DEFAULT_PROMPT_K
+
     parser = argparse.ArgumentParser(
         prog="ragdesk",
         description="Search a notes folder with explained BM25 rankings and build prompts for chat assistants. "
@@ -147,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder")
     p.add_argument("query", nargs="?")
     p.add_argument("--queries", help='JSONL file of {"id", "query"} lines: batch mode, one JSON line out per query')
-    p.add_argument("-k", type=int, default=10, help="number of results (default: 10)")
+    p.add_argument("-k", type=int, default=DEFAULT_K, help=f"number of results (default: {DEFAULT_K})")
     _add_index_options(p)
     _add_query_options(p)
     p.add_argument("--explain", action="store_true", help="show each query term's BM25 contribution")
@@ -162,7 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prompt", help="print a prompt with the best excerpts for a question")
     p.add_argument("folder")
     p.add_argument("question")
-    p.add_argument("-k", type=int, default=4, help="number of excerpts (default: 4)")
+    p.add_argument(
+        "-k", type=int, default=DEFAULT_PROMPT_K, help=f"number of excerpts (default: {DEFAULT_PROMPT_K})"
+    )
     p.add_argument("--budget-tokens", type=int, default=None, help="keep the whole prompt under this many tokens")
     p.add_argument(
         "--order", choices=("rank", "ends"), default="rank", help="rank order, or best first and last (default: rank)"

@@ -16,7 +16,8 @@ from .dense import DEFAULT_FUSION, FUSIONS
 from .loader import LoadOptions
 from .modes import MODES
 
-DEFAULT_K = 10
+DEFAULT_K = 10  # results of a search
+DEFAULT_PROMPT_K = 4  # excerpts in a prompt: 4 x 80 words beat 16 x 20 and 1 x 320 in a 320-word budget
 
 
 @dataclass(frozen=True)
