@@ -1,4 +1,4 @@
-/* Compiled kernels for index.py: the exact BM25 top k with MaxScore pruning (the twin of
+/* Compiled kernels for topk.py, postings.py and derive.py: the exact BM25 top k with MaxScore pruning (the twin of
  * search_top_k_numpy), term frequency look-ups for explanations, and the term-major derivation
  * of an analyzer's index from the word-level forward index (the twin of the scipy product).
  *
@@ -1016,7 +1016,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel",
-                                    "Compiled kernels: BM25 top k, frequencies, term-major derivation (see index.py), nearest rows (nearest.py).", -1,
+                                    "Compiled kernels: BM25 top k, frequencies, term-major derivation (see topk.py, derive.py), nearest rows (nearest.py).", -1,
                                     methods};
 
 PyMODINIT_FUNC PyInit__kernel(void) {

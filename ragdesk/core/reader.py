@@ -16,13 +16,14 @@ from . import embeddings, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
 from .dense import DenseUnavailable, E5Embedder, Embedder
-from .index import ForwardIndex, MergedTermIndex, TermIndex, _segment_sums, terms_of_rows
+from .derive import segment_sums, terms_of_rows
 from .layout import Layout
 from .lexicon import word_list
 from .loader import Skipped
 from .nearest import NearestRows, SegmentedNearest
 from .params import IndexSettings
 from .paths import shown
+from .postings import ForwardIndex, MergedTermIndex, TermIndex
 from .search import Searching
 from .segment import ChunkTable, MergedNotes, Segment
 from .tokenize import intern_words
@@ -175,7 +176,7 @@ class IndexReader(ChunkTable, Searching):
         """Every file the folder's walk found, with its status: indexed (chunks, tokens, pages, when it
         was read), decoded with a fallback (and why), or skipped (and why); in path order."""
         fwd = self.forward()
-        per_chunk = _segment_sums(np.asarray(fwd.counts), np.asarray(fwd.row_ptr))  # tokens per chunk
+        per_chunk = segment_sums(np.asarray(fwd.counts), np.asarray(fwd.row_ptr))  # tokens per chunk
         chunks_per_note = np.bincount(np.asarray(self.chunk_note), minlength=len(self.note_paths))
         tokens_per_note = np.bincount(np.asarray(self.chunk_note), weights=per_chunk, minlength=len(self.note_paths))
         caveats = {s.path: s for s in self.skipped}

@@ -29,11 +29,12 @@ from .dense import (
     with_note_ranks,
 )
 from .explain import TermRow
-from .index import MergedTermIndex, QueryTermRef, TermIndex, score_all, search_top_k
 from .modes import Resolved
 from .nearest import SegmentedNearest
 from .params import SearchParams
+from .postings import MergedTermIndex, TermIndex
 from .results import Hit, QueryTerm, SearchResult
+from .topk import QueryTermRef, score_all, search_top_k
 
 EMBEDDED_NOW: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (model, chunk text) -> its row
 EMBEDDED_NOW_MAX = 4096  # rows kept (6 MB): typing a query re-ranks much the same chunks

@@ -20,12 +20,13 @@ from . import kernels, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
-from .index import ForwardIndex, TermIndex, derive_term_index
+from .derive import derive_term_index
 from .lexicon import Lexicon, Words, sorted_ids
 from .nearest import NearestRows
 from .orphans import worker_pool
 from .params import IndexSettings
 from .pdf import PDF_SUFFIX, page_of
+from .postings import ForwardIndex, TermIndex
 from .tokenize import NoteRecord
 
 # Analyzer indexes of a forward index with at least this many postings are derived side by side in

@@ -128,7 +128,8 @@ def _random_refs(seed: int, n_docs: int, n_query: int, weights: tuple, ties: boo
     """Query terms over random indexes; with `ties`, equal lengths and frequencies make equal scores."""
     import numpy as np
 
-    from ragdesk.core.index import QueryTermRef, TermIndex
+    from ragdesk.core.postings import TermIndex
+    from ragdesk.core.topk import QueryTermRef
 
     rng = np.random.default_rng(seed)
     indexes = []
@@ -151,12 +152,12 @@ def _random_refs(seed: int, n_docs: int, n_query: int, weights: tuple, ties: boo
 
 def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int) -> None:
     """Both pruned top-k implementations return exactly the exhaustive top k: chunks, floats, order."""
-    import ragdesk.core.index as index_mod
-    from ragdesk.core.index import score_all, search_top_k_compiled, search_top_k_numpy, top_k
+    import ragdesk.core.topk as topk_mod
+    from ragdesk.core.topk import score_all, search_top_k_compiled, search_top_k_numpy, top_k
 
     want_docs, want_scores = top_k(*score_all(refs, n_docs, 1.2, 0.75), k)
-    saved = index_mod.PRUNE_MIN_POSTINGS, index_mod.RANGE_MIN_DF, index_mod.range_shift
-    index_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
+    saved = topk_mod.PRUNE_MIN_POSTINGS, topk_mod.RANGE_MIN_DF, topk_mod.range_shift
+    topk_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
     try:
         impls = [search_top_k_numpy] + ([search_top_k_compiled] if kernels.RANKING is not None else [])
         for impl in impls:
@@ -164,13 +165,13 @@ def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int) -> None:
             assert got_docs.tolist() == want_docs.tolist(), impl.__name__
             assert got_scores.tolist() == want_scores.tolist(), impl.__name__
         if kernels.RANKING is not None:  # again with range bounds for every term, 1 to 8 chunks per range
-            index_mod.RANGE_MIN_DF = 0
+            topk_mod.RANGE_MIN_DF = 0
             for shift in (1, 3):
-                index_mod.range_shift = lambda n, shift=shift: shift  # type: ignore[assignment]
+                topk_mod.range_shift = lambda n, shift=shift: shift  # type: ignore[assignment]
                 got_docs, got_scores = search_top_k_compiled(refs, n_docs, 1.2, 0.75, k)
                 assert (got_docs.tolist(), got_scores.tolist()) == (want_docs.tolist(), want_scores.tolist()), shift
     finally:
-        index_mod.PRUNE_MIN_POSTINGS, index_mod.RANGE_MIN_DF, index_mod.range_shift = saved
+        topk_mod.PRUNE_MIN_POSTINGS, topk_mod.RANGE_MIN_DF, topk_mod.range_shift = saved
 
 
 @settings(max_examples=300, deadline=None)
@@ -201,8 +202,9 @@ def test_postings_beyond_the_last_chunk_are_reported_not_read(compiled: bool, mo
     never reads or writes out of bounds."""
     import numpy as np
 
-    from ragdesk.core.index import QueryTermRef, TermIndex, search_top_k
+    from ragdesk.core.postings import TermIndex
     from ragdesk.core.store import IndexDamaged
+    from ragdesk.core.topk import QueryTermRef, search_top_k
 
     if compiled and kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
@@ -246,20 +248,20 @@ def test_compiled_derivation_equals_the_sparse_product(
 
     import numpy as np
 
-    import ragdesk.core.index as index_mod
+    import ragdesk.core.derive as derive_mod
     from ragdesk.core.analyzers import Analyzer
 
     if kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
-    monkeypatch.setattr(index_mod, "DERIVE_THREADS", threads)
-    monkeypatch.setattr(index_mod, "DERIVE_MIN_CHUNKS", 1)
-    monkeypatch.setattr(index_mod.os, "cpu_count", lambda: threads)
+    monkeypatch.setattr(derive_mod, "DERIVE_THREADS", threads)
+    monkeypatch.setattr(derive_mod, "DERIVE_MIN_CHUNKS", 1)
+    monkeypatch.setattr(derive_mod.os, "cpu_count", lambda: threads)
     sample_notes = Path(str(resources.files("ragdesk.resources").joinpath("sample_notes")))
     lib, _ = build_index(sample_notes, tmp_path / "idx", workers=1)
     forward = lib.forward()
-    compiled = index_mod.derive_term_index(forward, Analyzer(config))
+    compiled = derive_mod.derive_term_index(forward, Analyzer(config))
     with kernels.python_only():
-        product = index_mod.derive_term_index(forward, Analyzer(config))
+        product = derive_mod.derive_term_index(forward, Analyzer(config))
     assert compiled.terms == product.terms and len(compiled.docs) > 300
     for name in ("indptr", "docs", "tfs", "doc_len"):
         got, want = getattr(compiled, name), getattr(product, name)
@@ -274,7 +276,7 @@ def test_compiled_derivation_equals_the_sparse_product(
 )
 def test_vectorized_trigram_word_map_matches_per_word(config: AnalyzerConfig) -> None:
     from ragdesk.core.analyzers import Analyzer
-    from ragdesk.core.index import _trigram_word_map, _word_map_by_word
+    from ragdesk.core.derive import _trigram_word_map, _word_map_by_word
 
     vocab = ["indukce", "indukcí", "aaaa", "a", "the", "café", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "v", "x" * 40, "a"]
 
@@ -295,7 +297,7 @@ def test_vectorized_trigram_word_map_matches_per_word(config: AnalyzerConfig) ->
 def test_one_term_word_map_is_the_per_word_map(config: AnalyzerConfig) -> None:
     """Same terms in the same (first-seen) order, same rows; a stop word has no term."""
     from ragdesk.core.analyzers import Analyzer
-    from ragdesk.core.index import _one_term_word_map, _word_map_by_word
+    from ragdesk.core.derive import _one_term_word_map, _word_map_by_word
 
     vocab = ["indukce", "indukcí", "the", "café", "cafe", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "v", "indukci", "The"]
     fast, slow = _one_term_word_map(vocab, Analyzer(config)), _word_map_by_word(vocab, Analyzer(config))
@@ -309,7 +311,7 @@ def test_one_term_word_map_is_the_per_word_map(config: AnalyzerConfig) -> None:
 
 
 def test_top_k_refuses_parameters_that_make_negative_contributions() -> None:
-    from ragdesk.core.index import search_top_k
+    from ragdesk.core.topk import search_top_k
 
     with pytest.raises(ValueError, match="k1 >= 0 and 0 <= b <= 1"):
         search_top_k([], 5, 1.2, 1.5, 3)
@@ -395,7 +397,7 @@ def test_the_kernel_looks_up_late_terms_only_where_their_range_bounds_allow(n_do
 def test_an_index_keeps_the_range_bounds_of_the_terms_used_last(monkeypatch: pytest.MonkeyPatch) -> None:
     """Range bounds are computed once per term and kept up to RANGE_CACHE_BYTES, the least recently
     used dropped first (a long query's 100 terms must not push out what every short query asks)."""
-    import ragdesk.core.index as index_mod
+    import ragdesk.core.postings as postings_mod
 
     if kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
@@ -412,7 +414,7 @@ def test_an_index_keeps_the_range_bounds_of_the_terms_used_last(monkeypatch: pyt
 
     counting = Counting(kernels.RANKING)
     monkeypatch.setattr(kernels, "RANKING", counting)
-    monkeypatch.setattr(index_mod, "RANGE_CACHE_BYTES", 3 * 4)  # 200 chunks at 64 per range: 4 bytes a term
+    monkeypatch.setattr(postings_mod, "RANGE_CACHE_BYTES", 3 * 4)  # 200 chunks at 64 per range: 4 bytes a term
     got = {t: ti.range_maxima(t, ti.postings(t), norms, 1.2, 0.75, 6) for t in (0, 1, 2)}
     assert len(got[0]) == 4 and counting.calls == 3
     assert ti.range_maxima(0, ti.postings(0), norms, 1.2, 0.75, 6) == got[0] and counting.calls == 3  # kept

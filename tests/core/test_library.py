@@ -13,16 +13,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragdesk.core import build as build_mod
-from ragdesk.core import index as index_mod
 from ragdesk.core import kernels, store
 from ragdesk.core import segment as segment_mod
+from ragdesk.core import topk as topk_mod
 from ragdesk.core.analyzers import ANALYZERS, AnalyzerConfig
 from ragdesk.core.build import BuildCancelled, build_index
 from ragdesk.core.chunking import ChunkOptions
-from ragdesk.core.index import MergedTermIndex, search_top_k_compiled, search_top_k_numpy
 from ragdesk.core.params import IndexSettings
+from ragdesk.core.postings import MergedTermIndex
 from ragdesk.core.reader import IndexReader
 from ragdesk.core.search import query_refs
+from ragdesk.core.topk import search_top_k_compiled, search_top_k_numpy
 
 from ..conftest import write_notes
 
@@ -226,8 +227,8 @@ def test_range_bounds_over_a_base_plus_delta_rank_as_numpy(tmp_path: Path, monke
     if kernels.RANKING is None:
         pytest.skip("the compiled kernel is not built here")
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 1.0)
-    monkeypatch.setattr(index_mod, "RANGE_MIN_DF", 0)
-    monkeypatch.setattr(index_mod, "range_shift", lambda n: 1)
+    monkeypatch.setattr(topk_mod, "RANGE_MIN_DF", 0)
+    monkeypatch.setattr(topk_mod, "range_shift", lambda n: 1)
     rng = random.Random(5)
     old, new = "alpha beta gamma delta epsilon".split(), "zeta theta kappa".split()
     folder = write_notes(
