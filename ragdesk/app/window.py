@@ -320,16 +320,6 @@ class MainWindow(QMainWindow):
     def _on_query_edited(self, _text: str) -> None:
         self.results_k = RESULTS_K  # a new query starts with one page of results
 
-    def _other_files(self, extensions: tuple[str, ...]) -> int:
-        """How many files of the open folder are not notes (counting stops past 100,000)."""
-        other = 0
-        for _dirpath, dirnames, filenames in os.walk(self.folder or "."):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-            other += sum(1 for f in filenames if not f.startswith(".") and not f.lower().endswith(extensions))
-            if other > 100_000:
-                break
-        return other
-
     def show_more(self) -> None:
         """The next page of results (the list holds the first RESULTS_K; this adds as many)."""
         self.results_k += RESULTS_K
@@ -371,7 +361,7 @@ class MainWindow(QMainWindow):
         if library is not None and not library.note_paths:
             extensions = library.settings.load.extensions
             skipped = len(library.skipped)
-            return texts.no_notes_text(extensions, self._other_files(extensions), skipped)
+            return texts.no_notes_text(extensions, outcome.other_files, skipped)
         return texts.no_results_text(outcome.result)
 
     def _on_search_finished(self, outcome: SearchOutcome) -> None:

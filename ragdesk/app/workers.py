@@ -44,7 +44,7 @@ from ..core.params import IndexSettings, SearchParams
 from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
 from ..core.store import IndexDamaged, IndexFolderRefused
-from ..core.walk import IgnoreFileUnreadable
+from ..core.walk import IgnoreFileUnreadable, count_other_files
 from ..core.whynot import NotIndexed, why_not
 from .texts import NOT_DERIVED
 
@@ -297,6 +297,7 @@ class SearchOutcome:
     pinned_score: float = 0.0
     library: IndexReader | None = None
     meaning: tuple[int, int] | None = None  # auto, the meaning index unfinished: chunks embedded so far, of all
+    other_files: int = 0  # a folder without notes: how many other files it holds (counted here, not in the window)
 
 
 class SearchWorker(QObject):
@@ -313,6 +314,7 @@ class SearchWorker(QObject):
         super().__init__()
         self.library: IndexReader | None = None
         self._embedders: dict[str, Embedder] = {}
+        self._others: tuple[IndexReader, int] | None = None  # the last index without notes, its other files
         self.latest_serial = 0  # written by the GUI thread, read here (a plain int: atomic under the GIL)
 
     def _embedder(self, spec: str) -> Embedder:
@@ -326,6 +328,13 @@ class SearchWorker(QObject):
         build process, never in the window's: until it is complete, auto and hybrid search the chunks
         embedded so far (with BM25's top few embedded for the search) and dense those alone."""
         return resolve(lib, request.mode, request.embedder, partial=True, load=self._embedder)
+
+    def _other_files(self, lib: IndexReader) -> int:
+        """Files of a folder without notes that are not notes, counted once per index: a walk of up to
+        100,000 files, which froze the window on every keystroke while it ran in the GUI thread."""
+        if self._others is None or self._others[0] is not lib:
+            self._others = (lib, count_other_files(lib.folder, lib.settings.load.extensions))
+        return self._others[1]
 
     @Slot(object)
     def set_library(self, library: IndexReader) -> None:
@@ -351,6 +360,8 @@ class SearchWorker(QObject):
             total = lib.count_matches(request.query, request.analyzer) if mode == "bm25" else len(result.hits)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
             outcome.meaning = resolved.meaning
+            if not lib.note_paths:
+                outcome.other_files = self._other_files(lib)
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = lib.explain(
                     request.query, request.pinned, request.analyzer, request.k1, request.b

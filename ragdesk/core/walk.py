@@ -329,3 +329,18 @@ def _walk_python(
             column.append(value)
     sizes, mtimes, kinds, links = (np.array(c, np.int64) for c in columns)
     return (rels, sizes, mtimes, kinds, links), skipped
+
+
+OTHER_FILES_MAX = 100_000  # counting stops past this many
+
+
+def count_other_files(folder: str | os.PathLike[str], extensions: tuple[str, ...]) -> int:
+    """How many files of `folder` are not notes (hidden files and folders left out; counting stops
+    past OTHER_FILES_MAX), for the line that says why a folder has no notes."""
+    other = 0
+    for _dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        other += sum(1 for f in filenames if not f.startswith(".") and not f.lower().endswith(extensions))
+        if other > OTHER_FILES_MAX:
+            break
+    return other

@@ -76,6 +76,30 @@ def test_a_folder_without_notes_says_what_was_looked_for(make_window, tmp_path: 
     assert "none of the query terms" not in text
 
 
+def test_a_folder_without_notes_is_walked_once_and_never_in_the_windows_thread(  # type: ignore[no-untyped-def]
+    make_window, tmp_path: Path, qtbot, monkeypatch
+) -> None:
+    """Counting the other files walks up to 100,000 of them: it ran in the GUI thread on every search."""
+    import threading
+
+    from ragdesk.app import workers
+
+    counted: list[threading.Thread] = []
+    count = workers.count_other_files
+
+    def counting(folder, extensions):  # type: ignore[no-untyped-def]
+        counted.append(threading.current_thread())
+        return count(folder, extensions)
+
+    monkeypatch.setattr(workers, "count_other_files", counting)
+    folder = write_notes(tmp_path / "pics", {"a.png": b"\x89PNG..", "sub/b.jpg": b"\xff\xd8\xff", ".hidden": "x"})
+    w = open_window(make_window, qtbot, folder)
+    search(qtbot, w, "anything")
+    search(qtbot, w, "something else")
+    assert "2 other files" in w.empty_label.text()
+    assert len(counted) == 1 and counted[0] is not threading.main_thread()
+
+
 def test_open_in_editor_without_an_editor_says_so(window: MainWindow, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
     monkeypatch.setattr("ragdesk.app.window.QDesktopServices.openUrl", lambda url: False)
