@@ -79,18 +79,18 @@ def model(
     """ModelProto: ir_version (1), graph (7: node 1, name 2, initializer 5, input 11, output 12),
     opset_import (8: the default domain at `opset`). Written into one buffer, `initializers` emptied
     as they are copied: the weights are held twice at most, not five times (83 MB at peak for e5)."""
-    fields = [(1, n) for n in nodes] + [(2, name.encode("utf-8"))]
-    tail = [(11, i) for i in inputs] + [(12, o) for o in outputs]
+    fields = [_bytes(1, n) for n in nodes] + [_str(2, name)]
+    tail = [_bytes(11, i) for i in inputs] + [_bytes(12, o) for o in outputs]
     heads = [_varint(5 << 3 | 2) + _varint(len(t)) for t in initializers]
-    graph_len = sum(len(_bytes(k, v)) for k, v in fields + tail) + sum(map(len, heads)) + sum(map(len, initializers))
+    graph_len = sum(map(len, fields + tail + heads + initializers))
     out = bytearray(_int(1, ir_version) + _varint(7 << 3 | 2) + _varint(graph_len))
-    for k, v in fields:
-        out += _bytes(k, v)
+    for field in fields:
+        out += field
     initializers.reverse()  # popped from the end, in order
     for head in heads:
         out += head
         out += initializers.pop()
-    for k, v in tail:
-        out += _bytes(k, v)
+    for field in tail:
+        out += field
     out += _bytes(8, _str(1, "") + _int(2, opset))
     return bytes(out)
