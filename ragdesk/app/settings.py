@@ -10,6 +10,7 @@ from ..core.analyzers import DEFAULT_ANALYZER, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.chunking import ChunkOptions
 from ..core.dense import DEFAULT_EMBEDDER, meaning_index_default
+from ..core.languages import DEFAULT_QUERY_LANGUAGE
 from ..core.loader import DEFAULT_EXTENSIONS, DEFAULT_MAX_BYTES, LoadOptions
 from ..core.params import IndexSettings
 from ..core.prompt import DEFAULT_INSTRUCTIONS
@@ -70,7 +71,10 @@ class AppSettings:
         try:
             name = self.get("search/analyzer", DEFAULT_ANALYZER)
             return AnalyzerConfig(
-                name, self.get("search/stem_length", 5, int), self.get("search/fold_accents", False, bool)
+                name,
+                self.get("search/stem_length", 5, int),
+                self.get("search/fold_accents", False, bool),
+                query_language=self.get("search/query_language", DEFAULT_QUERY_LANGUAGE),
             )
         except ValueError:
             return AnalyzerConfig()

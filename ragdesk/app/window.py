@@ -19,6 +19,7 @@ from ..core.analyzers import AnalyzerConfig
 from ..core.dense import dense_available, embedder_name
 from ..core.explain import explanation_text
 from ..core.jobs import EmbeddingProgress, Progress
+from ..core.languages import dropped_text
 from ..core.params import IndexSettings
 from ..core.paths import shown
 from ..core.prompt import Prompt
@@ -472,6 +473,9 @@ class MainWindow(QMainWindow):
         if hit is None:
             return
         header = f"Why “{self.search_field.text()}” ranked {hit.shown_path} › {shown(hit.heading)} #{hit.rank}:"
+        result = self.results_model.result
+        if result is not None and result.left_out.dropped:
+            header += "\n" + dropped_text(result.left_out)
         scrub = Scrubber(self.search_field.text())  # the clipboard leaves the machine: no secret on it
         text = explanation_text(hit.explain, hit.score, header)
         QGuiApplication.clipboard().setText("\n".join(scrub.text(line) for line in text.split("\n")))

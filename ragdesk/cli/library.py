@@ -57,7 +57,9 @@ def analyzer_config(args: argparse.Namespace) -> Any:
 
     stops = tuple(s.strip() for s in args.stop_words.split(",") if s.strip())
     try:
-        return AnalyzerConfig(args.analyzer, args.stem_length, args.fold_accents, stops)
+        return AnalyzerConfig(
+            args.analyzer, args.stem_length, args.fold_accents, stops, query_language=args.query_language
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
 

@@ -57,10 +57,13 @@ def _as_is(text: str) -> str:
 def print_hits(result: Any, explain: bool, scrub: Any = None) -> None:
     """The ranked hits for a person; `scrub` (a secrets.Scrubber) redacts secrets in what is printed."""
     from ..core.explain import explanation_text
+    from ..core.languages import dropped_text
 
     clean = scrub.text if scrub is not None else _as_is
     if result.reason:
         print(f"({result.reason})")
+    if result.left_out.dropped:
+        print(f"({dropped_text(result.left_out)})")
     for h in result.hits:
         where = f"{h.shown_path}" + (f" › p. {h.page}" if h.page else f":{h.start_line}-{h.end_line}")
         where += f" › {shown(h.heading)}" if h.heading else ""

@@ -56,6 +56,7 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
     from ..core.analyzers import ANALYZERS, DEFAULT_ANALYZER, DEFAULT_TRIGRAM_WEIGHT, AnalyzerConfig
     from ..core.bm25 import DEFAULT_B, DEFAULT_K1
     from ..core.dense import DEFAULT_FUSION, FUSIONS
+    from ..core.languages import DEFAULT_QUERY_LANGUAGE, QUERY_LANGUAGES
     from ..core.modes import AUTO, MODE_CHOICES
 
     p.add_argument(
@@ -70,7 +71,16 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
         "--stem-length", type=int, default=stem, help=f"letters kept by the stems analyzer (default: {stem})"
     )
     p.add_argument("--fold-accents", action="store_true", help="match accented and plain letters alike")
-    p.add_argument("--stop-words", default="", help="stop-word lists to drop, comma-separated (en,cs,uk,fr,it,de)")
+    p.add_argument(
+        "--stop-words", default="", help="stop-word lists to drop from the index, comma-separated (en,cs,uk,fr,it,de)"
+    )
+    p.add_argument(
+        "--query-language",
+        choices=QUERY_LANGUAGES,
+        default=DEFAULT_QUERY_LANGUAGE,
+        help="leave the query's elided articles and stop words out: auto detects its language per query, "
+        f"off searches every word, or name the language (default: {DEFAULT_QUERY_LANGUAGE})",
+    )
     p.add_argument(
         "--k1", type=float, default=DEFAULT_K1, help=f"BM25 term-frequency saturation (default: {DEFAULT_K1})"
     )

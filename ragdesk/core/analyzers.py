@@ -9,31 +9,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
+
+from .languages import DEFAULT_QUERY_LANGUAGE, QUERY_LANGUAGES, STOP_WORDS, QueryFilter, query_filter
 
 WORD_RE = re.compile(r"\w+")
 BASE_ANALYZERS = ("words", "stems", "trigrams")
 ANALYZERS = (*BASE_ANALYZERS, "combined")  # combined = stems + trigram_weight x trigrams (one score)
 DEFAULT_ANALYZER = "combined"
 DEFAULT_TRIGRAM_WEIGHT = 0.3
-
-# Small, conservative stop-word lists (off by default; the domain's worked example counts "v").
-STOP_WORDS: dict[str, frozenset[str]] = {
-    "en": frozenset(
-        "a an and are as at be but by for from has have how i if in into is it its of on or "
-        "that the their then there these they this to was were what when where which who why "
-        "will with you your".split()
-    ),
-    "cs": frozenset(
-        "a aby ale ani by byl co do i jak jako je jeho jen jsem jsme jsou k kde když ma má na "
-        "nebo od o po pro s se si tak také to v ve z za že".split()
-    ),
-    "uk": frozenset("а але в він во до з за і й та так на не по про що це як у".split()),
-    "fr": frozenset("au aux ce de des du en est et il la le les ne pas pour que qui sur un une".split()),
-    "it": frozenset("a che di e è gli il in la le lo per un una con del della non si".split()),
-    "de": frozenset("der die das und ist in zu den mit von sie es nicht ein eine auf für".split()),
-}
 
 
 def normalize(text: str) -> str:
@@ -68,6 +53,9 @@ class AnalyzerConfig:
     fold_accents: bool = False
     stop_words: tuple[str, ...] = field(default_factory=tuple)
     trigram_weight: float = DEFAULT_TRIGRAM_WEIGHT  # only for "combined"
+    # Query side only, so not in `key`: "auto" leaves out elided articles and the detected
+    # language's stop words (core.languages); "off" searches every word; or a language code.
+    query_language: str = DEFAULT_QUERY_LANGUAGE
 
     def __post_init__(self) -> None:
         if self.name not in ANALYZERS:
@@ -77,6 +65,9 @@ class AnalyzerConfig:
         unknown = [lang for lang in self.stop_words if lang not in STOP_WORDS]
         if unknown:
             raise ValueError(f"no stop-word list for {', '.join(unknown)}; have {', '.join(STOP_WORDS)}")
+        if self.query_language not in QUERY_LANGUAGES:
+            choices = ", ".join(QUERY_LANGUAGES)
+            raise ValueError(f"unknown query language {self.query_language!r}; choose one of {choices}")
 
     @property
     def key(self) -> str:
@@ -92,7 +83,7 @@ class AnalyzerConfig:
         return "_".join(parts)
 
     def with_name(self, name: str) -> AnalyzerConfig:
-        return AnalyzerConfig(name, self.stem_length, self.fold_accents, self.stop_words, self.trigram_weight)
+        return replace(self, name=name)
 
     def parts(self) -> list[tuple[AnalyzerConfig, float]]:
         """The single-index analyzers whose weighted BM25 scores add up to this one's."""
@@ -134,6 +125,7 @@ class Analyzer:
             stops |= STOP_WORDS[lang]
         self._stops = frozenset(fold_accents(s) for s in stops) if self.config.fold_accents else frozenset(stops)
         self.terms_of_word = lru_cache(maxsize=200_000)(self._terms_of_word)
+        self.query_filter = lru_cache(maxsize=64)(self._query_filter)  # each part of a search asks
 
     def normalized_word(self, word: str) -> str:
         """The word as the analyzer sees it (accents folded if asked), or "" for a stop word."""
@@ -161,10 +153,18 @@ class Analyzer:
     def terms(self, text: str) -> list[str]:
         return [t for w in word_tokens(normalize(text)) for t in self.terms_of_word(w)]
 
+    def _query_filter(self, query: str) -> QueryFilter:
+        """The query's words left out of the search, and why (see core.languages)."""
+        return query_filter(query, word_tokens(normalize(query)), self.config.query_language)
+
     def query_terms(self, query: str) -> list[tuple[str, list[str]]]:
-        """Distinct terms of a query in first-seen order, each with the query words it came from."""
+        """Distinct terms of a query in first-seen order, each with the query words it came from
+        (the words `query_filter` leaves out give none)."""
+        dropped = self.query_filter(query).dropped
         seen: dict[str, list[str]] = {}
         for word in word_tokens(normalize(query)):
+            if word in dropped:
+                continue
             for term in self.terms_of_word(word):
                 sources = seen.setdefault(term, [])
                 if word not in sources:

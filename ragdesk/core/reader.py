@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import embeddings, store
+from . import embeddings, languages, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
 from .dense import DenseUnavailable, E5Embedder, Embedder
@@ -237,9 +237,9 @@ class IndexReader(ChunkTable, Searching):
         return ForwardIndex(list(vocab), ptr, word_ids, counts)
 
     def analyzer(self, config: AnalyzerConfig) -> Analyzer:
-        if config.key not in self._analyzers:
-            self._analyzers[config.key] = Analyzer(config)
-        return self._analyzers[config.key]
+        if config not in self._analyzers:  # the config, not its key: query_language is not in the key
+            self._analyzers[config] = Analyzer(config)
+        return self._analyzers[config]
 
     def term_index(self, config: AnalyzerConfig) -> TermIndex | MergedTermIndex:
         """A single analyzer's index over the whole folder (see Segment.term_index)."""
@@ -270,6 +270,8 @@ class IndexReader(ChunkTable, Searching):
             seg.warm(config, workers if i == 0 else 1, apart and i == 0)
         for cfg, _ in config.parts():
             self.term_index(cfg)
+        if config.query_language == "auto":
+            languages.load_detector()
 
     # ---- embeddings (see core.embeddings) --------------------------------------------------
     def replaced(self) -> bool:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .dense import Fusion
 from .explain import TermRow
+from .languages import QueryFilter
 from .paths import shown
 from .secrets import find_secrets, mask
 
@@ -99,6 +100,7 @@ class SearchResult:
     mode: str = "bm25"
     mode_reason: str = ""  # why this mode ran (auto: hybrid once the meaning index is complete)
     grouped: bool = False  # each note once, at its best chunk; its other chunks in `Hit.folded`
+    left_out: QueryFilter = field(default_factory=QueryFilter)  # query words not searched for, and why
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         return {
@@ -114,5 +116,7 @@ class SearchResult:
             "took_ms": self.took_ms,
             "reason": self.reason,
             "terms": [{"term": t.term, "words": list(t.words), "n_t": t.n_t} for t in self.terms],
+            "query_language": self.left_out.language,
+            "dropped": self.left_out.to_json()["dropped"],
             "hits": [h.to_json(with_explain) for h in self.hits],
         }

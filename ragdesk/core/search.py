@@ -158,6 +158,7 @@ class Searching:
         result = SearchResult(
             query, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode, grouped=grouped
         )
+        result.left_out = self.analyzer(main.config).query_filter(query)
         if resolved is not None:
             result.mode_reason = resolved.reason
         return result

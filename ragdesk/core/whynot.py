@@ -186,7 +186,8 @@ def why_not(
     vanished = [w for w in dict.fromkeys(_WORD.findall(query.casefold())) if w not in words]
     in_no_note = [t for p in parts[:1] for t, _, tid in p.qterms if tid is None]
     not_in_chunk = [r.term for r in rows[best] if r.in_index and r.f == 0 and r.analyzer == parts[0].config.name]
-    missing = [f"{w} (dropped by the analyzer)" for w in vanished]
+    left_out = lib.analyzer(parts[0].config).query_filter(query).dropped  # stop words, elided articles
+    missing = [f"{w} ({left_out.get(w, 'dropped by the analyzer')})" for w in vanished]
     missing += [f"{t} (in no note)" for t in in_no_note] + [f"{t} (not in this chunk)" for t in not_in_chunk]
     return WhyNot(
         lib.note_paths[note],

@@ -59,6 +59,8 @@ def test_search_bar_reset_restores_every_default(qtbot, tmp_path: Path) -> None:
     qtbot.addWidget(bar)
     bar.analyzer_combo.setCurrentText("trigrams")
     bar.fold_accents_check.setChecked(True)
+    bar.stop_words_check.setChecked(False)
+    assert bar.analyzer(AnalyzerConfig()).query_language == "off"
     bar.mode_combo.setCurrentText("hybrid")
     bar.k1_spin.setValue(3.0)
     bar.b_spin.setValue(0.1)
@@ -69,6 +71,7 @@ def test_search_bar_reset_restores_every_default(qtbot, tmp_path: Path) -> None:
     assert (bar.mode, bar.k1, bar.b) == ("auto", DEFAULT_K1, DEFAULT_B)
     bar.restore(settings)  # what was saved comes back
     assert (bar.analyzer_combo.currentText(), bar.fold_accents_check.isChecked()) == ("trigrams", True)
+    assert not bar.stop_words_check.isChecked() and settings.analyzer().query_language == "off"
     assert (bar.mode, bar.k1, bar.b) == ("hybrid", 3.0, 0.1)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QCheckBox, QLineEdit, QPlainTextEdit, QPushButton, QTableView
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTableView
 
 from ragdesk.app.models import BreakdownModel, ResultsModel
 from ragdesk.app.search_bar import PLAIN_HYBRID
@@ -146,6 +146,23 @@ def test_copy_explanation(window: MainWindow, qtbot) -> None:  # type: ignore[no
     text = QGuiApplication.clipboard().text()
     assert text.startswith("Why “rebase” ranked git.md › Git › Rebase #1:")
     assert "rebas" in text and "score" in text
+
+
+def test_the_query_words_left_out_are_named_above_the_terms(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The breakdown says which words the query did not search for, and "Copy explanation" carries it."""
+    label = window.findChild(QLabel, "droppedLabel")
+    result = search(qtbot, window, "how do I rebase the history")
+    assert [t.term for t in result.terms if len(t.term) > 3] == ["rebas", "histo"]  # the stems; no "how", "the"
+    assert label.isVisible()
+    assert label.text() == "Not searched: how, do, i, the (English stop words)"
+    qtbot.mouseClick(window.copy_explanation_button, Qt.MouseButton.LeftButton)
+    lines = QGuiApplication.clipboard().text().split("\n")
+    assert lines[1] == "Not searched: how, do, i, the (English stop words)"
+    with qtbot.waitSignal(window.results_shown, timeout=10000) as every:  # the toolbar's box: every word
+        window.findChild(QCheckBox, "stopWordsCheck").click()
+    assert [t.term for t in every.args[0].terms if len(t.term) > 3] == ["rebas", "histo"]
+    assert {"how", "do", "i", "the"} <= {t.term for t in every.args[0].terms}
+    assert not label.isVisible() and label.text() == ""
 
 
 def test_skipped_files_listed(window: MainWindow) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,10 @@ def test_why_not_matches_the_explanation_and_the_rank(lib: IndexReader) -> None:
     assert [r.to_json() for r in why.top_terms] == [r.to_json() for r in result.hits[0].explain]
     assert why.gap_to_k == pytest.approx(result.hits[1].score - why.score)
     assert "rebas (not in this chunk)" in why.missing_terms
-    assert "the (dropped by the analyzer)" not in why.missing_terms  # stems keep every word
+    # stems keep every word; the query's English stop words are left out, and said so
+    assert why.missing_terms[:2] == ["of (English stop word)", "the (English stop word)"]
+    kept = why_not(lib, "rebase history of the cats", "far.md", SearchParams(replace(cfg, query_language="off"), k=2))
+    assert not [m for m in kept.missing_terms if "stop word" in m or "dropped" in m]
 
 
 def test_best_chunk_of_a_long_note_and_terms_in_no_note(lib: IndexReader) -> None:
