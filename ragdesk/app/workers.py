@@ -22,6 +22,7 @@ from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.build import BuildReport
 from ..core.dense import DEFAULT_EMBEDDER, DEFAULT_FUSION, DenseUnavailable, Embedder, load_embedder
 from ..core.embeddings import MeaningIndexUnwritable
+from ..core.errors import RagdeskError
 from ..core.excerpts import Excerpt
 from ..core.explain import TermRow
 from ..core.injection import Finding
@@ -63,7 +64,7 @@ class BuildRequest:
     read_from: float = 0.0  # time.monotonic() when `changed` was taken: later changes are not in it
 
 
-class BuildProcessDied(RuntimeError):
+class BuildProcessDied(RagdeskError, RuntimeError):
     """The build process ended without saying why (killed, or crashed in native code)."""
 
 

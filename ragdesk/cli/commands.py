@@ -51,10 +51,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     previous = None
     try:
         previous = IndexReader.open(folder, args.index_dir, verify=args.verify)
+    except IndexMissing:  # first: a missing index is a kind of damaged one, but nothing to report
+        pass
     except IndexDamaged as exc:
         damaged = str(exc) if args.verify else None
-    except IndexMissing:
-        pass
     try:
         lib, report = build_index(
             folder,

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import RagdeskError
 from .output import say_waiting
 
 
-class CliError(Exception):
+class CliError(RagdeskError):
     """A user-facing error: printed as one line on stderr, exit status 2."""
 
 
@@ -127,7 +128,7 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
     meaning index's rows of unchanged notes, whatever mode this command runs in."""
     from ..core.build import build_index
     from ..core.reader import IndexReader
-    from ..core.store import IndexDamaged, IndexMissing, is_storage_error
+    from ..core.store import IndexDamaged, is_storage_error
 
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -138,7 +139,7 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
         previous = IndexReader.open(folder, args.index_dir)
         if not refresh and previous.settings == settings:
             return previous
-    except (IndexDamaged, IndexMissing):
+    except IndexDamaged:  # or missing: built below
         pass
     try:
         lib, _ = build_index(

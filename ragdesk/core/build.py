@@ -25,6 +25,7 @@ import numpy as np
 from . import embeddings, store
 from .analyzers import AnalyzerConfig
 from .chunking import ChunkOptions
+from .errors import BuildCancelled  # noqa: F401 (re-exported)
 from .loader import NoteFile, Skipped
 from .orphans import worker_pool
 from .params import IndexSettings
@@ -46,10 +47,6 @@ BATCH_FILES = 400  # ...or this many files
 # this small a share of the folder (and this few); beyond that it merges everything into a new base.
 DELTA_MAX_SHARE = 0.05
 DELTA_MAX_NOTES = 2000
-
-
-class BuildCancelled(Exception):
-    """The build was cancelled; the previous index (if any) is untouched."""
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .errors import DenseUnavailable  # noqa: F401 (re-exported)
 from .explain import ordinal
 
 TUNED_C, TUNED_DENSE_WEIGHT = 10, 1.0
@@ -56,10 +57,6 @@ MEANING_ENV = "RAGDESK_MEANING_INDEX"  # "off": builds skip the meaning index un
 def meaning_index_default() -> bool:
     """Whether builds compute the meaning index when nothing else says: yes, unless MEANING_ENV is off."""
     return os.environ.get(MEANING_ENV, "").lower() not in ("off", "0", "no")
-
-
-class DenseUnavailable(RuntimeError):
-    """No embedding backend is installed; the message says what to install."""
 
 
 class Embedder(Protocol):

@@ -23,6 +23,7 @@ import numpy as np
 from . import store
 from .arrays import ranges
 from .dense import Embedder
+from .errors import EmbeddingCancelled, GenerationReplaced, MeaningIndexUnwritable  # noqa: F401 (re-exported)
 from .segment import Segment
 
 if TYPE_CHECKING:
@@ -30,21 +31,6 @@ if TYPE_CHECKING:
 
 ProgressFn = Callable[[int, int], None]  # chunks embedded, chunks to embed
 Cancelled = Callable[[], bool]
-
-
-class EmbeddingCancelled(Exception):
-    """Embedding stopped on request; the batches written so far are kept for the next run."""
-
-
-class MeaningIndexUnwritable(OSError):
-    """The meaning index could not be stored mid-way (a full disk): embedding stops at once rather than
-    go on for hours in memory; the batches stored before are kept, and the next run continues."""
-
-
-class GenerationReplaced(EmbeddingCancelled):
-    """Another process published a newer generation of the index while this one embedded an older one
-    (whose rows its refresh copied, or whose base it shares): embed the current one instead (reopen it),
-    or hours go into a generation that may be deleted and leave the new one waiting for the lock."""
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ from .analyzers import ANALYZERS, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .build import BuildCancelled, build_index
 from .dense import DEFAULT_FUSION
+from .errors import QuestionsError  # noqa: F401 (re-exported)
 from .params import IndexSettings, SearchParams
 from .reader import IndexReader
 
@@ -33,10 +34,6 @@ GRID_K1 = (0.4, 0.8, 1.2, 1.6, 2.0)
 GRID_B = (0.0, 0.25, 0.5, 0.75, 1.0)
 Progress = Callable[[int, int], None]
 Cancelled = Callable[[], bool]
-
-
-class QuestionsError(ValueError):
-    """A malformed questions file; the message names the line and what is wrong."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import PdfUnavailable  # noqa: F401 (re-exported)
+
 PDF_SUFFIX = ".pdf"
 EXTRACT_TIMEOUT_S = 60.0  # one PDF's extraction; past it the PDF is reported and the build goes on
 # What one PDF's extraction may add to the process's address space (Linux): a 143 KB file whose
@@ -35,10 +37,6 @@ _HYPHENATED = re.compile(r"(\w)[-\u00ad]\n(\w)")  # a word broken at a line end
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(r"^\s*(page\s+|p\.\s*|seite\s+|strana\s+|стор\.\s*)?\d+(\s*(/|of|z|von|из)\s*\d+)?\s*$", re.I)
 EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be running headers or footers
-
-
-class PdfUnavailable(Exception):
-    """pypdf is not installed."""
 
 
 class ExtractionTimeout(BaseException):

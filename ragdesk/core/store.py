@@ -30,6 +30,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from .errors import IndexBusy, IndexDamaged, IndexFolderRefused, IndexMissing  # noqa: F401 (re-exported)
+
 # 4: markdown chunks end at the best break near `size` words; 5: delta segments; 6: min_fill;
 # 7: note paths as a JSON list (a newline in a file name shifted every later path)
 FORMAT_VERSION = 7
@@ -43,23 +45,6 @@ MARKER_TEXT = "This folder holds a ragdesk index; ragdesk only removes what it m
 _GENERATION_NAME = re.compile(r"^gen-[0-9a-f]+-\d+$")
 LOCK_POLL_S = 0.05
 CRC_BLOCK = 1 << 22  # bytes read at a time when checksumming a file
-
-
-class IndexDamaged(Exception):
-    """The stored index is missing, damaged or of another format; it must be rebuilt."""
-
-
-class IndexMissing(IndexDamaged):
-    """No index has been built for this folder yet (a kind of IndexDamaged: both mean "build it")."""
-
-
-class IndexFolderRefused(Exception):
-    """A folder ragdesk will not keep an index in (not its own, the notes folder itself, a file…):
-    said in one line, and nothing in it is touched."""
-
-
-class IndexBusy(Exception):
-    """Another process holds this index's build lock (raised only when waiting was declined)."""
 
 
 def default_index_root() -> Path:

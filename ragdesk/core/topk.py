@@ -60,14 +60,14 @@ def _ordered(terms: list[QueryTermRef], k1: float, b: float) -> list[tuple[Query
     return [(terms[i], idfs[i], bounds[i]) for i in order]
 
 
+_DAMAGED = "a posting is out of range (a chunk that does not exist, or f < 1): the index is damaged"
+
+
 def _add(acc: np.ndarray, t: QueryTermRef, idf_t: float, k1: float, b: float) -> None:
     docs, tfs = t.index.postings(t.term_id)
     if len(tfs) and tfs.min() < 1:  # as the kernel checks: a damaged file must not rank silently
-        raise IndexError("a term frequency below 1")
+        raise IndexDamaged(f"{_DAMAGED} (a term frequency below 1)")
     acc[docs] += t.weight * term_score(idf_t, tfs.astype(np.float64), t.index.norms(k1, b)[docs], k1)
-
-
-_DAMAGED = "a posting is out of range (a chunk that does not exist, or f < 1): the index is damaged"
 
 
 def score_all(terms: list[QueryTermRef], n_docs: int, k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:

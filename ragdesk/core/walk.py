@@ -17,15 +17,11 @@ import numpy as np
 import pathspec
 
 from . import kernels
+from .errors import IgnoreFileUnreadable  # noqa: F401 (re-exported)
 from .loader import LoadOptions, NoteFile, Skipped
 
 IGNORE_FILE = ".ragdeskignore"
 SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
-
-
-class IgnoreFileUnreadable(Exception):
-    """The folder's .ragdeskignore exists but cannot be read, or holds a pattern that cannot be used:
-    indexing stops rather than index the notes it excludes."""
 
 
 MAX_DOUBLE_STARS = 6  # "a/**/" 14 times took 32 s a path in pathspec's regular expression (issue #37)
@@ -155,7 +151,6 @@ class _Inside:
         if real in self.forbidden or any(real == t or real.startswith(t + os.sep) for t in self.trees):
             return NEVER_WALKED.format(real)
         return ""
-
 
 
 def _cache_root() -> str:

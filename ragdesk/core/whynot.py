@@ -13,16 +13,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .dense import FUSION_DEPTH, FUSIONS, Embedder
+from .errors import NotIndexed  # noqa: F401 (re-exported)
 from .explain import TermRow, ordinal
 from .params import SearchParams
 from .paths import shown
 from .search import explain_rows
 
 _WORD = re.compile(r"\w+")
-
-
-class NotIndexed(LookupError):
-    """The note named is not in the index (not found, or skipped: the message says why)."""
 
 
 @dataclass(frozen=True)

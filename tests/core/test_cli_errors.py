@@ -231,3 +231,14 @@ def stat_mode(st: os.stat_result) -> int:
     import stat
 
     return stat.S_IMODE(st.st_mode)
+
+
+def test_verify_on_a_folder_never_indexed_says_nothing_is_damaged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`index --verify` before any index exists builds one; it said "stored index was damaged (no index
+    yet …); rebuilt it", since a missing index is a kind of damaged one and was caught as such."""
+    folder = write_notes(tmp_path / "notes", NOTES)
+    assert main(["index", str(folder), "--index-dir", str(tmp_path / "idx"), "--verify", "--no-dense"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("built: 12 files, 12 chunks") and "damaged" not in out
