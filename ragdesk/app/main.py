@@ -89,14 +89,12 @@ def smoke_test() -> int:
         return 1
     from ..core.injection import look_alike_count
     from ..core.kernels import ranking_name, text_name
-    from ..core.languages import detect_language
 
     by = f" ({engine})" if engine else ""
     hybrid = f"meaning index{by} and hybrid search in {outcome['hybrid_s']:.1f} s" if meaning else f"BM25 only ({why})"
     print(
         f"smoke test ok: ragdesk {__version__}, {outcome['hits']} results, top: {outcome['top']}, "
-        f"ranking: {ranking_name()}, text: {text_name()}, {hybrid}, look-alike letters: {look_alike_count()}, "
-        f"query language: {detect_language('Comment retrouver une note supprimée ?')}"
+        f"ranking: {ranking_name()}, text: {text_name()}, {hybrid}, look-alike letters: {look_alike_count()}"
     )
     return 0
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import embeddings, languages, store
+from . import embeddings, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
 from .dense import DenseUnavailable, E5Embedder, Embedder
@@ -270,8 +270,6 @@ class IndexReader(ChunkTable, Searching):
             seg.warm(config, workers if i == 0 else 1, apart and i == 0)
         for cfg, _ in config.parts():
             self.term_index(cfg)
-        if config.query_language == "auto":
-            languages.load_detector()
 
     # ---- embeddings (see core.embeddings) --------------------------------------------------
     def replaced(self) -> bool:

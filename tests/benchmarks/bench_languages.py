@@ -51,7 +51,7 @@ def run(names: list[str], root: Path, modes: list[str]) -> list[dict[str, object
                 continue
             for variant in VARIANTS:
                 config = AnalyzerConfig(query_language="off" if variant == "off" else "auto")
-                undetected = mock.patch.object(languages, "detect_language", lambda _text: None)
+                undetected = mock.patch.object(languages, "detect_language", lambda _words: None)
                 with undetected if variant == "elision only" else contextlib.nullcontext():
                     rep = ev.evaluate(lib, questions, config, mode=mode, embedder=emb)
                 for part, _ in config.parts():  # each query's filter is memoized: not across variants

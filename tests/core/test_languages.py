@@ -85,16 +85,18 @@ def test_a_query_of_stop_words_only_keeps_them_all() -> None:
         assert [w for w, _ in Analyzer(AnalyzerConfig("words", query_language="en")).query_terms(query)] == words(query)
 
 
-def test_an_unsure_guess_drops_no_stop_words() -> None:
-    assert detect_language("rebase") is None  # py3langid says "es" at 0.17 for it
-    assert query_filter("rebase", ["rebase"]).dropped == {}
+def test_no_stop_word_or_a_tie_means_no_language() -> None:
+    assert detect_language(["rebase", "onto", "main"]) is None
+    assert detect_language(["come", "on"]) is None  # Italian "come", English "on": unsure
+    assert detect_language(["install", "python", "with", "pip"]) == "en"
+    assert detect_language(["python", "on", "windows"]) is None  # "on": English and French
+    assert query_filter("come on", ["come", "on"]).dropped == {}
 
 
 def test_off_searches_every_word_and_a_named_language_skips_detection() -> None:
     assert query_filter(FRENCH, words(FRENCH), "off") == QueryFilter()
     forced = query_filter("come on", ["come", "on"], "it")  # Italian "come" (how), asked for by name
     assert forced == QueryFilter("it", {"come": "Italian stop word"})
-    assert query_filter("come on", ["come", "on"]).dropped == {"on": "English stop word"}  # detected: English
     assert set(QUERY_LANGUAGES) == {"auto", "off", *STOP_WORDS}
     with pytest.raises(ValueError, match="unknown query language 'xx'"):
         AnalyzerConfig(query_language="xx")
