@@ -173,8 +173,12 @@ class SearchBar(QToolBar):
     def analyzer(self, base: AnalyzerConfig) -> AnalyzerConfig:
         """`base` (the settings' analyzer options) with the toolbar's analyzer, accent folding and stop words."""
         named = base.with_name(self.analyzer_combo.currentText())
-        language = DEFAULT_QUERY_LANGUAGE if self.stop_words_check.isChecked() else "off"
-        return replace(named, fold_accents=self.fold_accents_check.isChecked(), query_language=language)
+        return replace(named, fold_accents=self.fold_accents_check.isChecked(), query_language=self.query_language)
+
+    @property
+    def query_language(self) -> str:
+        """The Skip stop words box as an AnalyzerConfig.query_language: detected per query, or off."""
+        return DEFAULT_QUERY_LANGUAGE if self.stop_words_check.isChecked() else "off"
 
     def reset(self) -> None:
         """Back to the defaults of every ranking setting here: analyzer, accents, stop words, mode, k1, b."""
@@ -203,7 +207,7 @@ class SearchBar(QToolBar):
     def save(self, settings: AppSettings) -> None:
         settings.set("search/analyzer", self.analyzer_combo.currentText())
         settings.set("search/fold_accents", self.fold_accents_check.isChecked())
-        settings.set("search/query_language", DEFAULT_QUERY_LANGUAGE if self.stop_words_check.isChecked() else "off")
+        settings.set("search/query_language", self.query_language)
         settings.set("search/mode", self.choice)
         settings.set("search/k1", self.k1)
         settings.set("search/b", self.b)
