@@ -9,7 +9,6 @@ Needs the sets' indexes with complete meaning indexes for hybrid (`python tests/
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import json
@@ -25,7 +24,7 @@ from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.dense import load_embedder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tune_defaults import DATA, QUESTIONS, SETS  # noqa: E402
+from tune_defaults import DATA, QUESTIONS, set_parser  # noqa: E402
 from tune_fusion import open_set  # noqa: E402
 
 VARIANTS = ("off", "elision only", "auto")  # before, the first change, both changes (the default)
@@ -99,16 +98,13 @@ def table(rows: list[dict[str, object]], mode: str, key: str) -> list[str]:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sets", default=",".join(SETS))
+    p = set_parser(__doc__)
     p.add_argument("--modes", default="bm25,hybrid")
-    p.add_argument("--index-root", default=str(Path.home() / ".cache" / "ragdesk-tune"))
-    p.add_argument("--json", action="store_true")
     args = p.parse_args()
     if not DATA.is_dir():
         print(f"needs {DATA}", file=sys.stderr)
         return 2
-    rows = run(args.sets.split(","), Path(args.index_root), args.modes.split(","))
+    rows = run(args.sets.split(","), args.index_root, args.modes.split(","))
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

@@ -29,6 +29,18 @@ SETS = {  # question file -> notes folder under ../shared/data
     "naucse-python-cs": "naucse-python-cs",
     **{f"obsidian-help-{lang}": f"obsidian-help/{lang}" for lang in ("en", "cs", "fr", "it", "uk")},
 }
+INDEX_ROOT = Path.home() / ".cache" / "ragdesk-tune"  # the sets' indexes with their meaning rows (hours to compute)
+
+
+def set_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options every script over the sets' kept indexes takes: --sets, --index-root, --json."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sets", default=",".join(SETS))
+    p.add_argument("--index-root", type=Path, default=INDEX_ROOT)
+    p.add_argument("--json", action="store_true")
+    return p
+
+
 # name -> (chunk options, analyzer, k1, b)
 CONFIGS: dict[str, tuple[ChunkOptions, AnalyzerConfig, float, float]] = {
     "seed": (ChunkOptions("words", 80, 0, False), AnalyzerConfig("stems"), 1.2, 0.75),

@@ -12,7 +12,6 @@ Run: python tests/benchmarks/tune_fusion.py --embed   then   python tests/benchm
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -29,7 +28,7 @@ from ragdesk.core.reader import IndexReader
 from ragdesk.core.store import IndexDamaged, IndexMissing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tune_defaults import DATA, QUESTIONS, SETS  # noqa: E402
+from tune_defaults import DATA, QUESTIONS, SETS, set_parser  # noqa: E402
 
 DEPTH = 200
 Ranking = list[tuple[int, float]]  # (chunk id, score), best first
@@ -213,17 +212,14 @@ def summary(rows: list[dict[str, object]]) -> None:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = set_parser(__doc__)
     p.add_argument("--embed", action="store_true", help="build and compute the meaning indexes (resumable)")
-    p.add_argument("--sets", default=",".join(SETS))
-    p.add_argument("--index-root", default=str(Path.home() / ".cache" / "ragdesk-tune"))
-    p.add_argument("--json", action="store_true")
     args = p.parse_args()
     if not DATA.is_dir():
         print(f"needs {DATA}", file=sys.stderr)
         return 2
     names = args.sets.split(",")
-    root = Path(args.index_root)
+    root = args.index_root
     if args.embed:
         for name in names:
             open_set(name, root, embed=True)
