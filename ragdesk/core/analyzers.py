@@ -125,7 +125,8 @@ class Analyzer:
             stops |= STOP_WORDS[lang]
         self._stops = frozenset(fold_accents(s) for s in stops) if self.config.fold_accents else frozenset(stops)
         self.terms_of_word = lru_cache(maxsize=200_000)(self._terms_of_word)
-        self.query_filter = lru_cache(maxsize=64)(self._query_filter)  # each part of a search asks
+        self.query_words = lru_cache(maxsize=64)(self._query_words)  # each part of a search asks
+        self.query_filter = lru_cache(maxsize=64)(self._query_filter)
 
     def normalized_word(self, word: str) -> str:
         """The word as the analyzer sees it (accents folded if asked), or "" for a stop word."""
@@ -153,16 +154,19 @@ class Analyzer:
     def terms(self, text: str) -> list[str]:
         return [t for w in word_tokens(normalize(text)) for t in self.terms_of_word(w)]
 
+    def _query_words(self, query: str) -> tuple[str, ...]:
+        return tuple(word_tokens(normalize(query)))
+
     def _query_filter(self, query: str) -> QueryFilter:
         """The query's words left out of the search, and why (see core.languages)."""
-        return query_filter(query, word_tokens(normalize(query)), self.config.query_language)
+        return query_filter(query, list(self.query_words(query)), self.config.query_language)
 
     def query_terms(self, query: str) -> list[tuple[str, list[str]]]:
         """Distinct terms of a query in first-seen order, each with the query words it came from
         (the words `query_filter` leaves out give none)."""
         dropped = self.query_filter(query).dropped
         seen: dict[str, list[str]] = {}
-        for word in word_tokens(normalize(query)):
+        for word in self.query_words(query):
             if word in dropped:
                 continue
             for term in self.terms_of_word(word):
