@@ -51,7 +51,7 @@ class EvalWorker(QObject):
 
     progress_changed = Signal(int, int)
     evaluation_finished = Signal(str, object)  # experiment key, list of row dicts
-    evaluation_failed = Signal(str)
+    evaluation_failed = Signal(object)  # the exception (QuestionsError, BuildProcessDied, ...)
 
     def __init__(self) -> None:
         super().__init__()
@@ -77,12 +77,12 @@ class EvalWorker(QObject):
                 self.evaluation_finished.emit(key, msg.rows)
             else:
                 assert isinstance(msg, Failed)
-                self.evaluation_failed.emit(describe(msg.error))
+                self.evaluation_failed.emit(msg.error)
             return True
 
         died = run_in_child(eval_job, job, self.cancel, relay, "evaluation")
         if died is not None:
-            self.evaluation_failed.emit(describe(died))
+            self.evaluation_failed.emit(died)
 
 
 class _Chart(QWidget):
@@ -355,10 +355,10 @@ class EvaluateDialog(QDialog):
         """The table's columns: the keys of the rows, in order of first appearance."""
         return list(dict.fromkeys(k for row in self.rows for k in row))
 
-    def _on_evaluation_failed(self, message: str) -> None:
+    def _on_evaluation_failed(self, error: Exception) -> None:
         self.run_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
-        self.message.setText(f"Evaluation failed: {message}")
+        self.message.setText(f"Evaluation failed: {describe(error)}")
 
     def _on_export_clicked(self, kind: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export", f"evaluation.{kind}")

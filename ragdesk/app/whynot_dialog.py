@@ -161,6 +161,6 @@ class WhyNotDialog(QDialog):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, col, item)
 
-    def show_error(self, message: str) -> None:
-        self.summary.setText(message)
+    def show_error(self, error: Exception) -> None:
+        self.summary.setText(str(error))
         self.table.setRowCount(0)

@@ -449,9 +449,9 @@ class MainWindow(QMainWindow):
         request = self.last_request
         return hit is not None and hit.chunk_id == chunk_id and request is not None and serial == request.serial
 
-    def _on_ranks_failed(self, serial: int, chunk_id: int, message: str) -> None:
+    def _on_ranks_failed(self, serial: int, chunk_id: int, error: Exception) -> None:
         if self._about_selection(serial, chunk_id):
-            self.explanation_pane.show_ranks_unavailable(message)
+            self.explanation_pane.show_ranks_unavailable(str(error))
 
     def _on_ranks_found(self, serial: int, chunk_id: int, ranks: dict[str, int | None]) -> None:
         if self._about_selection(serial, chunk_id):

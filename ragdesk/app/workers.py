@@ -44,7 +44,7 @@ from ..core.orphans import serve_one
 from ..core.params import IndexSettings, SearchParams
 from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
-from ..core.store import IndexDamaged, IndexFolderRefused
+from ..core.store import IndexDamaged, IndexFolderRefused, IndexMissing
 from ..core.walk import IgnoreFileUnreadable, count_other_files
 from ..core.whynot import NotIndexed, why_not
 from .texts import NOT_DERIVED
@@ -306,9 +306,9 @@ class SearchWorker(QObject):
 
     search_finished = Signal(object)  # SearchOutcome
     ranks_found = Signal(int, int, object)  # serial, chunk id, {analyzer name: rank, None or NOT_DERIVED}
-    ranks_failed = Signal(int, int, str)  # serial, chunk id, why (e.g. the index is damaged)
+    ranks_failed = Signal(int, int, object)  # serial, chunk id, the exception (IndexDamaged, OSError)
     why_not_found = Signal(object)  # core.whynot.WhyNot
-    why_not_failed = Signal(str)  # why the note cannot be explained (not indexed, skipped, ...)
+    why_not_failed = Signal(object)  # the exception: why the note cannot be explained (NotIndexed, ...)
     search_failed = Signal(object)  # the exception (core.store.IndexDamaged: the window rebuilds)
 
     def __init__(self) -> None:
@@ -378,14 +378,14 @@ class SearchWorker(QObject):
     def explain_note(self, request: SearchRequest, path: str) -> None:
         """Why the note at `path` is not higher for the request's query (see core.whynot)."""
         if self.library is None:
-            self.why_not_failed.emit("no index is open")
+            self.why_not_failed.emit(IndexMissing("no index is open"))
             return
         try:
             resolved = self._resolve(request, self.library)
             params = replace(request.params, mode=resolved.mode)
             why = why_not(self.library, request.query, path, params, resolved.embedder, True)
         except (NotIndexed, IndexDamaged, DenseUnavailable) as exc:
-            self.why_not_failed.emit(str(exc))
+            self.why_not_failed.emit(exc)
             return
         self.why_not_found.emit(why)
 
@@ -405,7 +405,7 @@ class SearchWorker(QObject):
             try:
                 ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
             except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt
-                self.ranks_failed.emit(request.serial, chunk_id, str(exc))
+                self.ranks_failed.emit(request.serial, chunk_id, exc)
                 return
         self.ranks_found.emit(request.serial, chunk_id, ranks)
 

@@ -9,6 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog
 
 from ragdesk.app.window import MainWindow
+from ragdesk.core.errors import NotIndexed
 
 from ..conftest import write_notes
 from .conftest import open_window, search
@@ -64,6 +65,19 @@ def test_why_not_picker_explains_the_expected_note(window: MainWindow, qtbot) ->
     assert dialog.table.item(0, 0).text() == why.terms[0].label
     assert "No query word is in it, so keywords do not rank it." in dialog.summary.text()
     assert "rebas (not in this chunk)" in dialog.summary.text()
+    dialog.close()
+
+
+def test_why_not_for_a_skipped_note_says_why_it_is_not_indexed(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
+    search(qtbot, window, "rebase history")
+    dialog = window.show_why_not()
+    assert dialog is not None
+    with qtbot.waitSignal(window.engine.searcher.why_not_failed, timeout=10000) as failed:
+        dialog.note_chosen.emit("bin.md")  # skipped: the picker does not offer it, a stale list could
+    assert isinstance(failed.args[0], NotIndexed)  # the exception itself, as every worker failure carries
+    qtbot.waitUntil(lambda: dialog.summary.text() == str(failed.args[0]), timeout=5000)
+    assert dialog.summary.text().startswith("bin.md is not indexed (it was skipped: ")
+    assert dialog.table.rowCount() == 0
     dialog.close()
 
 

@@ -526,6 +526,26 @@ def test_evaluate_dialog_chunk_curve_and_heat_map(window: MainWindow, tmp_path: 
     dialog.close()
 
 
+def test_evaluation_failure_carries_the_exception_and_says_it(window: MainWindow, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from ragdesk.core.errors import IndexMissing
+
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text('{"id": "1", "question": "rebase", "expected": "git.md"}\n', encoding="utf-8")
+    dialog = window.show_evaluation()
+    dialog.path_edit.setText(str(qfile))
+    gone = tmp_path / "gone"  # the evaluation process opens the index from disk: here it finds none
+    window.library.root, root = gone, window.library.root
+    try:
+        with qtbot.waitSignal(dialog.worker.evaluation_failed, timeout=30000) as failed:
+            qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    finally:
+        window.library.root = root
+    assert isinstance(failed.args[0], IndexMissing)
+    qtbot.waitUntil(lambda: dialog.run_button.isEnabled(), timeout=5000)
+    assert dialog.message.text() == f"Evaluation failed: IndexMissing: {failed.args[0]}"
+    dialog.close()
+
+
 def test_evaluate_dialog_reports_bad_file(window: MainWindow, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n", encoding="utf-8")
