@@ -33,9 +33,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.analyzers import AnalyzerConfig
 from ..core.evaluate import Question, QuestionsError, load_questions
 from ..core.jobs import EvalDone, EvalJob, EvalProgress, Failed, eval_job
+from ..core.params import SearchParams
 from ..core.reader import IndexReader
 from .workers import describe, run_in_child
 
@@ -57,17 +57,9 @@ class EvalWorker(QObject):
         super().__init__()
         self.cancel = threading.Event()
 
-    @Slot(str, object, object, object, float, float)
-    def run(
-        self,
-        key: str,
-        library: IndexReader,
-        questions: list[Question],
-        analyzer: AnalyzerConfig,
-        k1: float,
-        b: float,
-    ) -> None:
-        job = EvalJob(key, str(library.folder), str(library.root), questions, analyzer, k1, b, os.getpid())
+    @Slot(str, object, object, object)
+    def run(self, key: str, library: IndexReader, questions: list[Question], params: SearchParams) -> None:
+        job = EvalJob(key, str(library.folder), str(library.root), questions, params, os.getpid())
 
         def relay(msg: object) -> bool:
             if isinstance(msg, EvalProgress):
@@ -215,16 +207,14 @@ class HeatMap(_Chart):
 class EvaluateDialog(QDialog):
     """Pick a questions file and an experiment, run it on the open folder, chart and export it."""
 
-    _run_requested = Signal(str, object, object, object, float, float)
+    _run_requested = Signal(str, object, object, object)
     evaluation_shown = Signal()  # the table and chart show a finished (or cancelled) run
 
-    def __init__(
-        self, library: IndexReader, analyzer: AnalyzerConfig, k1: float, b: float, parent: QWidget | None = None
-    ) -> None:
+    def __init__(self, library: IndexReader, params: SearchParams, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Evaluate retrieval on your questions")
         self.setObjectName("evaluateDialog")
-        self.library, self.analyzer, self.k1, self.b = library, analyzer, k1, b
+        self.library, self.params = library, params
         self.rows: list[dict[str, Any]] = []
         self.experiment = ""
         layout = QVBoxLayout(self)
@@ -316,7 +306,7 @@ class EvaluateDialog(QDialog):
         self.worker.cancel.clear()
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self._run_requested.emit(experiment, self.library, questions, self.analyzer, self.k1, self.b)
+        self._run_requested.emit(experiment, self.library, questions, self.params)
 
     def _on_browse_clicked(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Questions file", "", "Questions (*.jsonl *.csv)")

@@ -52,6 +52,7 @@ def smoke_test() -> int:
     import time
 
     from ..core.dense import DenseUnavailable, load_embedder
+    from ..core.modes import Mode
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory(prefix="ragdesk-smoke-") as tmp:
@@ -70,7 +71,7 @@ def smoke_test() -> int:
             if hits and "hits" not in outcome:
                 outcome["hits"] = len(hits)
                 outcome["top"] = hits[0].path
-            if hits and getattr(result, "mode", "") == "hybrid":
+            if hits and getattr(result, "mode", "") == Mode.HYBRID:
                 outcome["hybrid_s"] = time.monotonic() - t0
             if "hits" in outcome and (not meaning or "hybrid_s" in outcome):
                 app.quit()

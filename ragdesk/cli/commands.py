@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +161,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CliError("-k must be at least 1")
     lib = open_library(args, refresh=not args.no_refresh)
     resolved = resolve_mode(args, lib)
-    params = search_params(args, resolved)
+    params = search_params(args, resolved.mode)
     if args.queries is None:
         result = lib.search(args.query, params, explain=args.explain or args.json, resolved=resolved)
         why = _why_not(lib, args, params, resolved) if args.why_not else None
@@ -266,7 +267,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         raise CliError("--budget-tokens must be at least 1")
     lib = open_library(args, refresh=not args.no_refresh)
     resolved = resolve_mode(args, lib)
-    params = search_params(args, resolved, k=args.k * 3)
+    params = search_params(args, resolved.mode, k=args.k * 3)
     result = lib.search(args.question, params, explain=False, resolved=resolved)
     excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(
@@ -335,7 +336,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not Path(args.folder).is_dir():  # before the questions, which would be blamed for it
         raise CliError(f"notes folder not found: {args.folder}")
     target = Path(args.questions)
-    analyzer = analyzer_config(args)
+    params = search_params(args)  # BM25 until the mode is resolved on the index
     rows: list[dict[str, Any]] = []
     if target.is_dir():
         try:
@@ -344,13 +345,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise CliError(f"cannot read BEIR folder {target}: {exc}") from exc
         lib = open_library(args, refresh=not args.no_refresh)
         resolved = resolve_mode(args, lib, partial=False)
-        mode, embedder = resolved.mode, resolved.embedder
-        configs = [analyzer.with_name(n) for n in ANALYZERS] if args.sweep == "analyzers" else [analyzer]
-        for cfg in configs:
-            m = ev.evaluate_beir(
-                lib, queries, qrels, cfg, args.k1, args.b, mode=mode, embedder=embedder, fusion=args.fusion
-            )
-            rows.append({"analyzer": cfg.key, "mode": mode, "k1": args.k1, "b": args.b, **m})
+        names = ANALYZERS if args.sweep == "analyzers" else [params.analyzer.name]
+        for name in names:
+            each = replace(params, analyzer=params.analyzer.with_name(name), mode=resolved.mode, group=None)
+            m = ev.evaluate_beir(lib, queries, qrels, each, resolved.embedder)
+            rows.append({"analyzer": each.analyzer.key, "mode": resolved.mode, "k1": args.k1, "b": args.b, **m})
         if not args.json:
             print(f"mode: {resolved.reason}")
         return print_rows(rows, args.json, f"BEIR {target.name} ({args.split}, {len(queries)} queries)")
@@ -360,26 +359,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     lib = open_library(args, refresh=not args.no_refresh)
     if args.sweep == "chunks":
-        rows = ev.chunk_sweep(lib, questions, analyzer, args.k1, args.b, args.budget_words)
+        rows = ev.chunk_sweep(lib, questions, params, args.budget_words)
         return print_rows(rows, args.json, f"{args.budget_words}-word context budget")
     if args.sweep == "params":
-        return print_rows(ev.param_grid(lib, questions, analyzer), args.json, "MRR over k1 x b")
+        return print_rows(ev.param_grid(lib, questions, params), args.json, "MRR over k1 x b")
     resolved = resolve_mode(args, lib, partial=False)
-    mode, embedder = resolved.mode, resolved.embedder
     if args.sweep == "analyzers":
-        rows = ev.compare_analyzers(lib, questions, analyzer, args.k1, args.b, mode=mode, embedder=embedder)
+        rows = ev.compare_analyzers(lib, questions, replace(params, mode=resolved.mode, group=None), resolved.embedder)
         return print_rows(rows, args.json, f"{len(questions)} questions")
-    report = ev.evaluate(
-        lib,
-        questions,
-        analyzer,
-        args.k1,
-        args.b,
-        mode=mode,
-        embedder=embedder,
-        fusion=args.fusion,
-        group=args.group,
-    )
+    report = ev.evaluate(lib, questions, replace(params, mode=resolved.mode), resolved.embedder)
     if args.json:
         print(json.dumps({**report.to_json(), "mode_reason": resolved.reason}, ensure_ascii=False, indent=2))
         return 0

@@ -65,13 +65,13 @@ def analyzer_config(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from exc
 
 
-def search_params(args: argparse.Namespace, resolved: Any, k: int | None = None) -> Any:
-    """The query's SearchParams from the command line, in the mode `resolved` runs (`k`: rank this
-    many instead of -k)."""
-    from ..core.params import SearchParams
+def search_params(args: argparse.Namespace, mode: str = "bm25", k: int | None = None) -> Any:
+    """The SearchParams of the command line, in `mode` (the one core.modes.resolve chose), ranking
+    `k` results (default: -k where the command has it, else DEFAULT_K)."""
+    from ..core.params import DEFAULT_K, SearchParams
 
-    k = k if k is not None else args.k
-    return SearchParams(analyzer_config(args), args.k1, args.b, k, resolved.mode, args.fusion, args.group)
+    k = k if k is not None else getattr(args, "k", DEFAULT_K)
+    return SearchParams(analyzer_config(args), args.k1, args.b, k, mode, args.fusion, args.group)
 
 
 def resolve_mode(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
@@ -82,12 +82,12 @@ def resolve_mode(args: argparse.Namespace, lib: Any, partial: bool = True) -> An
     the window does; `partial=False` (eval: a measurement) keeps auto on BM25 and computes the rest
     first for dense and hybrid."""
     from ..core.dense import DenseUnavailable, dense_available, load_embedder
-    from ..core.modes import resolve
+    from ..core.modes import Mode, resolve
 
-    if args.mode != "bm25" and dense_available(args.embedder):
+    if args.mode != Mode.BM25 and dense_available(args.embedder):
         _catch_up(lib, args.embedder)
     resolved = resolve(lib, args.mode, args.embedder, partial=partial, compute_unstarted=True)
-    if args.mode in ("dense", "hybrid") and resolved.embedder is None:
+    if args.mode in (Mode.DENSE, Mode.HYBRID) and resolved.embedder is None:
         try:
             load_embedder(args.embedder)  # says what to install
         except DenseUnavailable as exc:

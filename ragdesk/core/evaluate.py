@@ -15,15 +15,14 @@ import math
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .analyzers import ANALYZERS, AnalyzerConfig
-from .bm25 import DEFAULT_B, DEFAULT_K1
+from .analyzers import ANALYZERS
 from .build import BuildCancelled, build_index
-from .dense import DEFAULT_FUSION
 from .errors import QuestionsError  # noqa: F401 (re-exported)
+from .modes import Mode
 from .params import IndexSettings, SearchParams
 from .reader import IndexReader
 
@@ -191,26 +190,28 @@ def chunk_matches(lib: IndexReader, chunk_id: int, q: Question) -> bool:
 def evaluate(
     lib: IndexReader,
     questions: list[Question],
-    analyzer: AnalyzerConfig | None = None,
-    k1: float = DEFAULT_K1,
-    b: float = DEFAULT_B,
+    params: SearchParams | None = None,
+    embedder: Any = None,
+    *,
     depth: int = EVAL_DEPTH,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
-    mode: str = "bm25",
-    embedder: Any = None,
-    fusion: str = DEFAULT_FUSION,
-    group: bool | None = None,
 ) -> EvalReport:
-    """Rank each question and record where the first correct chunk landed."""
-    analyzer = analyzer or AnalyzerConfig()
+    """Rank each question under `params` (to `depth`, whatever its k; dense and hybrid need
+    `embedder`) and record where the first correct chunk landed."""
+    params = replace(params or SearchParams(), k=depth)
     note_paths = set(lib.note_paths)
-    config = {"mode": mode, "analyzer": analyzer.key, "k1": k1, "b": b, "chunking": lib.settings.chunk.key}
-    if mode != "bm25":
-        config["fusion"] = fusion
-        if group is not None:
-            config["group"] = group
-    params = SearchParams(analyzer, k1, b, depth, mode, fusion, group)  # validated once, before any question runs
+    config: dict[str, Any] = {
+        "mode": params.mode,
+        "analyzer": params.analyzer.key,
+        "k1": params.k1,
+        "b": params.b,
+        "chunking": lib.settings.chunk.key,
+    }
+    if params.mode.uses_meaning:
+        config["fusion"] = params.fusion
+        if params.group is not None:
+            config["group"] = params.group
     report = EvalReport(config)
     for i, q in enumerate(questions):
         if cancelled is not None and cancelled():
@@ -238,20 +239,18 @@ def _stepper(progress: Progress | None, per_step: int, total: int) -> Callable[[
 def compare_analyzers(
     lib: IndexReader,
     questions: list[Question],
-    base: AnalyzerConfig | None = None,
-    k1: float = DEFAULT_K1,
-    b: float = DEFAULT_B,
+    params: SearchParams | None = None,
+    embedder: Any = None,
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
-    mode: str = "bm25",
-    embedder: Any = None,
 ) -> list[dict[str, Any]]:
-    """One row per analyzer and kind ("all" first): n, Hit@k, MRR."""
-    base = base or AnalyzerConfig()
+    """One row per analyzer and kind ("all" first): n, Hit@k, MRR; `params` with each analyzer in turn."""
+    params = params or SearchParams()
     step = _stepper(progress, len(questions), len(questions) * len(ANALYZERS))
     rows: list[dict[str, Any]] = []
     for i, name in enumerate(ANALYZERS):
-        report = evaluate(lib, questions, base.with_name(name), k1, b, EVAL_DEPTH, step(i), cancelled, mode, embedder)
+        each = replace(params, analyzer=params.analyzer.with_name(name))
+        report = evaluate(lib, questions, each, embedder, progress=step(i), cancelled=cancelled)
         if cancelled is not None and cancelled():
             break
         rows += report.table(analyzer=name)
@@ -261,9 +260,7 @@ def compare_analyzers(
 def chunk_sweep(
     lib: IndexReader,
     questions: list[Question],
-    analyzer: AnalyzerConfig | None = None,
-    k1: float = DEFAULT_K1,
-    b: float = DEFAULT_B,
+    params: SearchParams | None = None,
     budget_words: int = 320,
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
@@ -271,8 +268,10 @@ def chunk_sweep(
     """The context-budget experiment: how often the answer reaches a `budget_words` context filled by
     chunks of 20..320 words (16 x 20 .. 1 x 320), without and with a quarter overlap.
 
-    Each size is indexed into a throwaway folder, so the library's own index is untouched.
+    Each size is indexed into a throwaway folder, so the library's own index is untouched; BM25 ranks
+    (`params`' analyzer, k1 and b), as a throwaway index has no meaning index.
     """
+    params = replace(params or SearchParams(), mode=Mode.BM25)
     base = lib.settings
     step = _stepper(progress, len(questions), len(questions) * len(CHUNK_SIZES) * 2)
     rows: list[dict[str, Any]] = []
@@ -286,7 +285,7 @@ def chunk_sweep(
                 sized, _ = build_index(lib.folder, tmp, settings, cancelled=cancelled)
             except BuildCancelled:
                 break
-            report = evaluate(sized, questions, analyzer, k1, b, EVAL_DEPTH, step(i), cancelled)
+            report = evaluate(sized, questions, params, progress=step(i), cancelled=cancelled)
         if cancelled is not None and cancelled():
             break
         m = report.metrics()
@@ -305,18 +304,20 @@ def chunk_sweep(
 def param_grid(
     lib: IndexReader,
     questions: list[Question],
-    analyzer: AnalyzerConfig | None = None,
+    params: SearchParams | None = None,
     k1s: tuple[float, ...] = GRID_K1,
     bs: tuple[float, ...] = GRID_B,
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
 ) -> list[dict[str, Any]]:
-    """MRR and Hit@5 for every (k1, b) cell: how sensitive this collection is to the BM25 parameters."""
+    """MRR and Hit@5 for every (k1, b) cell, BM25 with `params`' analyzer: how sensitive this
+    collection is to the BM25 parameters."""
+    params = replace(params or SearchParams(), mode=Mode.BM25)
     cells = [(k1, b) for k1 in k1s for b in bs]
     step = _stepper(progress, len(questions), len(questions) * len(cells))
     rows: list[dict[str, Any]] = []
     for i, (k1, b) in enumerate(cells):
-        report = evaluate(lib, questions, analyzer, k1, b, EVAL_DEPTH, step(i), cancelled)
+        report = evaluate(lib, questions, replace(params, k1=k1, b=b), progress=step(i), cancelled=cancelled)
         if cancelled is not None and cancelled():
             break
         rows.append({"k1": k1, "b": b, "mrr": report.metrics()["mrr"], "hit@5": report.hit_at(5)})
@@ -354,20 +355,11 @@ def ndcg(ranked: list[str], grades: dict[str, int], k: int = 10) -> float:
 
 
 def rank_documents(
-    lib: IndexReader,
-    query: str,
-    analyzer: AnalyzerConfig,
-    k1: float,
-    b: float,
-    k: int = 10,
-    depth: int = 200,
-    mode: str = "bm25",
-    embedder: Any = None,
-    fusion: str = DEFAULT_FUSION,
+    lib: IndexReader, query: str, params: SearchParams, embedder: Any = None, k: int = 10, depth: int = 200
 ) -> list[str]:
-    """Notes ranked by their best chunk (in `mode`: bm25, dense or hybrid, which need `embedder`);
-    a note's id is its file name without the extension."""
-    result = lib.search(query, SearchParams(analyzer, k1, b, depth, mode, fusion), explain=False, embedder=embedder)
+    """The first `k` notes ranked by their best chunk among the top `depth` (dense and hybrid need
+    `embedder`); a note's id is its file name without the extension."""
+    result = lib.search(query, replace(params, k=depth), explain=False, embedder=embedder)
     seen: dict[str, None] = {}
     for h in result.hits:
         seen.setdefault(Path(h.path).stem, None)
@@ -380,19 +372,15 @@ def evaluate_beir(
     lib: IndexReader,
     queries: dict[str, str],
     qrels: dict[str, dict[str, int]],
-    analyzer: AnalyzerConfig | None = None,
-    k1: float = DEFAULT_K1,
-    b: float = DEFAULT_B,
-    k: int = 10,
-    mode: str = "bm25",
+    params: SearchParams | None = None,
     embedder: Any = None,
-    fusion: str = DEFAULT_FUSION,
 ) -> dict[str, float]:
-    """Mean nDCG@k and Recall@100 over the queries (document level), in `mode` (see rank_documents)."""
-    analyzer = analyzer or AnalyzerConfig()
+    """Mean nDCG@k (k: `params.k`) and Recall@100 over the queries (document level; see rank_documents)."""
+    params = params or SearchParams()
+    k = params.k
     total, recall = 0.0, 0.0
     for qid, text in queries.items():
-        ranked = rank_documents(lib, text, analyzer, k1, b, 100, mode=mode, embedder=embedder, fusion=fusion)
+        ranked = rank_documents(lib, text, params, embedder, 100)
         total += ndcg(ranked, qrels[qid], k)
         rel = {d for d, g in qrels[qid].items() if g > 0}
         recall += len(rel & set(ranked[:100])) / len(rel) if rel else 0.0

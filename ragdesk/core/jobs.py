@@ -27,7 +27,7 @@ from .dense import Embedder, dense_available, load_embedder
 from .embeddings import EmbeddingCancelled, GenerationReplaced
 from .evaluate import Question, chunk_sweep, compare_analyzers, param_grid
 from .orphans import exit_with_parent
-from .params import IndexSettings
+from .params import IndexSettings, SearchParams
 from .reader import IndexReader
 from .store import IndexDamaged, IndexMissing
 
@@ -147,9 +147,7 @@ class EvalJob:
     folder: str
     index_root: str  # the folder's index folder (IndexReader.root)
     questions: list[Question]
-    analyzer: AnalyzerConfig
-    k1: float
-    b: float
+    params: SearchParams  # the analyzer, k1 and b the window searches with (BM25)
     parent_pid: int | None = None
 
 
@@ -309,9 +307,9 @@ def eval_job(job: EvalJob, queue: Any, cancel: Any) -> None:
         lib = IndexReader.open(job.folder, job.index_root)
         run = {"chunks": chunk_sweep, "analyzers": compare_analyzers}.get(job.experiment)
         if run is not None:
-            rows = run(lib, job.questions, job.analyzer, job.k1, job.b, progress=progress, cancelled=cancel.is_set)
+            rows = run(lib, job.questions, job.params, progress=progress, cancelled=cancel.is_set)
         else:
-            rows = param_grid(lib, job.questions, job.analyzer, progress=progress, cancelled=cancel.is_set)
+            rows = param_grid(lib, job.questions, job.params, progress=progress, cancelled=cancel.is_set)
     except Exception as exc:  # shown in the dialog; the window carries on
         traceback.print_exc()
         queue.put(Failed(_picklable(exc)))

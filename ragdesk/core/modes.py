@@ -11,12 +11,34 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Protocol
 
 from .dense import QUERY_TIME_EMBED, DenseUnavailable, Embedder, dense_available, embedder_name, load_embedder
 
-MODES = ("bm25", "dense", "hybrid")
-AUTO = "auto"  # hybrid once the meaning index has its first chunks (see choose_mode), BM25 before
+
+class Mode(str, Enum):
+    """What a search ranks by: BM25 alone, meaning (dense) alone, or both fused. A str, so the JSON,
+    the settings file and comparisons with "bm25" read it as its value."""
+
+    BM25 = "bm25"
+    DENSE = "dense"
+    HYBRID = "hybrid"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __hash__(self) -> int:  # as its value's: a dict keyed by "bm25" finds Mode.BM25 (Enum hashes the name)
+        return str.__hash__(self)
+
+    @property
+    def uses_meaning(self) -> bool:
+        """Whether the search needs an embedder and the meaning index."""
+        return self is not Mode.BM25
+
+
+MODES = tuple(m.value for m in Mode)
+AUTO = "auto"  # a request, not a mode: hybrid once the meaning index has its first chunks (decide), BM25 before
 MODE_CHOICES = (AUTO, *MODES)
 
 
@@ -32,7 +54,7 @@ class Resolved:
     for BM25), whether an unfinished meaning index is searched as it is (`partial`), and for auto over
     an unfinished one the chunks embedded so far and all (`meaning`, the Mode box's count)."""
 
-    mode: str
+    mode: Mode
     reason: str
     embedder: Embedder | None = None
     partial: bool = False
@@ -77,50 +99,50 @@ def resolve(
     CLI): an index never embedded is not searched as it is; dense and hybrid asked for compute it on
     first use. `partial=False` (eval: a measurement) keeps auto on BM25 until the meaning index is
     complete, and dense and hybrid compute the rest first."""
-    if requested == "bm25":
+    if requested == Mode.BM25:
         return Resolved(*decide(requested, None, partial))
     state = meaning_state(lib, spec)
     unfinished = state.unavailable is None and not state.complete
     as_is = partial and unfinished and (state.done > 0 or not compute_unstarted)
     mode, reason = decide(requested, state, as_is)
-    embedder = None if mode == "bm25" else load(spec)
+    embedder = load(spec) if mode.uses_meaning else None
     meaning = (state.done, state.total) if requested == AUTO and unfinished else None
-    return Resolved(mode, reason, embedder, as_is and mode != "bm25", meaning)
+    return Resolved(mode, reason, embedder, as_is and mode.uses_meaning, meaning)
 
 
 def choose_mode(
     lib: HasMeaningIndex, requested: str, spec: str | None = None, partial: bool = False
-) -> tuple[str, str]:
+) -> tuple[Mode, str]:
     """`decide` on `lib`'s meaning index as it is now."""
-    return decide(requested, None if requested == "bm25" else meaning_state(lib, spec), partial)
+    return decide(requested, None if requested == Mode.BM25 else meaning_state(lib, spec), partial)
 
 
-def decide(requested: str, state: MeaningState | None, partial: bool) -> tuple[str, str]:
+def decide(requested: str, state: MeaningState | None, partial: bool) -> tuple[Mode, str]:
     """The mode a search runs in for `requested` (auto, bm25, dense or hybrid), and why: auto is
     hybrid once the index holds every chunk's embedding; dense and hybrid are what they say when the
     model is installed (their embeddings are computed on first use). With `partial`, as the window
     asks, an unfinished meaning index is searched as it is (IndexReader.partial_nearest): auto and
     hybrid are hybrid over the chunks embedded so far, with BM25's top chunks embedded for the
     search, from the first batch on (it beats BM25 from 1% embedded: see QUERY_TIME_EMBED)."""
-    if requested == "bm25" or state is None:
-        return "bm25", "BM25 was asked for"
+    if requested == Mode.BM25 or state is None:
+        return Mode.BM25, "BM25 was asked for"
     if state.unavailable is not None:
-        return "bm25", f"BM25 only: {state.unavailable}"
+        return Mode.BM25, f"BM25 only: {state.unavailable}"
     if state.complete:
         if requested == AUTO:
-            return "hybrid", f"hybrid: the meaning index ({state.name}) is complete"
-        return requested, f"{requested} was asked for"
+            return Mode.HYBRID, f"hybrid: the meaning index ({state.name}) is complete"
+        return Mode(requested), f"{requested} was asked for"
     if not partial and requested != AUTO:
-        return requested, f"{requested} was asked for"
+        return Mode(requested), f"{requested} was asked for"
     done, total = state.done, state.total
     if not partial:
-        return "bm25", f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
+        return Mode.BM25, f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
     if not done:
-        return "bm25", f"BM25 until the first chunks are embedded (0 of {total:,})"
+        return Mode.BM25, f"BM25 until the first chunks are embedded (0 of {total:,})"
     so_far = f"over {done:,} of {total:,} chunks embedded so far (newest notes first)"
-    if requested == "dense":
-        return "dense", f"dense {so_far}; the others are not searched"
-    return "hybrid", (
+    if requested == Mode.DENSE:
+        return Mode.DENSE, f"dense {so_far}; the others are not searched"
+    return Mode.HYBRID, (
         f"hybrid {so_far}, BM25's top {QUERY_TIME_EMBED} embedded for this search; "
         "the others count half their BM25 share for meaning"
     )

@@ -14,7 +14,7 @@ from .bm25 import DEFAULT_B, DEFAULT_K1, check_params
 from .chunking import ChunkOptions
 from .dense import DEFAULT_FUSION, FUSIONS
 from .loader import LoadOptions
-from .modes import MODES
+from .modes import MODES, Mode
 
 DEFAULT_K = 10  # results of a search
 DEFAULT_PROMPT_K = 4  # excerpts in a prompt: 4 x 80 words beat 16 x 20 and 1 x 320 in a 320-word budget
@@ -48,7 +48,7 @@ class SearchParams:
     k1: float = DEFAULT_K1
     b: float = DEFAULT_B
     k: int = DEFAULT_K
-    mode: str = "bm25"
+    mode: Mode = Mode.BM25  # a string naming one is taken too ("hybrid")
     fusion: str = DEFAULT_FUSION  # dense and hybrid: see core.dense.FUSIONS ("plain": RRF c = 60, ungrouped)
     group: bool | None = None  # dense and hybrid: group by note or not (None: as the fusion does)
 
@@ -60,3 +60,4 @@ class SearchParams:
             raise ValueError(f"the number of results must be at least 1 (got {self.k})")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        object.__setattr__(self, "mode", Mode(self.mode))

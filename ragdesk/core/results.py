@@ -8,6 +8,7 @@ from typing import Any
 from .dense import Fusion
 from .explain import TermRow
 from .languages import QueryFilter
+from .modes import Mode
 from .paths import shown
 from .secrets import find_secrets, mask
 
@@ -97,10 +98,13 @@ class SearchResult:
     hits: list[Hit]
     terms: list[QueryTerm]
     reason: str | None = None
-    mode: str = "bm25"
+    mode: Mode = Mode.BM25
     mode_reason: str = ""  # why this mode ran (auto: hybrid once the meaning index is complete)
     grouped: bool = False  # each note once, at its best chunk; its other chunks in `Hit.folded`
     left_out: QueryFilter = field(default_factory=QueryFilter)  # query words not searched for, and why
+
+    def __post_init__(self) -> None:
+        self.mode = Mode(self.mode)  # "hybrid" taken as Mode.HYBRID
 
     def to_json(self, with_explain: bool = True) -> dict[str, Any]:
         return {

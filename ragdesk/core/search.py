@@ -29,7 +29,7 @@ from .dense import (
     with_note_ranks,
 )
 from .explain import TermRow
-from .modes import Resolved
+from .modes import Mode, Resolved
 from .nearest import SegmentedNearest
 from .params import SearchParams
 from .postings import MergedTermIndex, TermIndex
@@ -102,7 +102,7 @@ class Searching:
         if changes:
             p = replace(p, **changes)
         t0 = time.perf_counter()
-        if p.mode != "bm25" and embedder is None:
+        if p.mode.uses_meaning and embedder is None:
             raise DenseUnavailable(f"{p.mode} search needs an embedding backend")
         parts = self.prepare(query, p.analyzer)
         main = parts[0]  # the reason and |D| are reported for the primary analyzer
@@ -113,19 +113,19 @@ class Searching:
             reason = "none of the query terms occur in the notes"
         elif len(main.present) < len(main.qterms):
             reason = _not_in_notes([t for t, _, tid in main.qterms if tid is None])
-        depth = p.k if p.mode == "bm25" else max(p.k, FUSION_DEPTH)
+        depth = max(p.k, FUSION_DEPTH) if p.mode.uses_meaning else p.k
         docs, scores = search_top_k(query_refs(parts), self.n_chunks, p.k1, p.b, depth)
         ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
         folded: dict[int, tuple[int, ...]] = {}
         grouped = False
-        if p.mode != "bm25" and embedder is not None:
+        if p.mode.uses_meaning and embedder is not None:
             fusion = FUSIONS[p.fusion]
             bm25 = list(zip(docs.tolist(), scores.tolist()))
             ranked = self._dense_ranking(query, embedder, bm25, p.mode, p.k, fusion, partial)
             grouped = p.group if p.group is not None else fusion.group_notes
             if grouped:
                 ranked, folded = self._group_by_note(ranked)
-            if p.mode == "dense":
+            if p.mode is Mode.DENSE:
                 reason = None if ranked else "the query has no searchable words"
         top = ranked[: p.k]
         explained = explain_rows(parts, [doc for doc, _, _ in top], p.k1, p.b) if explain else [[] for _ in top]
@@ -195,7 +195,7 @@ class Searching:
         query: str,
         embedder: Embedder,
         bm25: list[tuple[int, float]],
-        mode: str,
+        mode: Mode,
         k: int,
         fusion: FusionConfig,
         partial: bool = False,
@@ -208,7 +208,7 @@ class Searching:
         depth = max(k, FUSION_DEPTH)
         ids, cosines = nearest.top_k(vector, depth)
         dense = list(zip(ids.tolist(), cosines.tolist()))
-        if mode == "dense":
+        if mode is Mode.DENSE:
             bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
             return [
                 (doc, cos, Fusion(*bm25_rank.get(doc, (None, None)), i + 1, cos)) for i, (doc, cos) in enumerate(dense)

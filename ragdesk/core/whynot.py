@@ -15,6 +15,7 @@ from typing import Any
 from .dense import FUSION_DEPTH, FUSIONS, Embedder
 from .errors import NotIndexed  # noqa: F401 (re-exported)
 from .explain import TermRow, ordinal
+from .modes import Mode
 from .params import SearchParams
 from .paths import shown
 from .search import explain_rows
@@ -49,10 +50,13 @@ class WhyNot:
     gap_to_k: float  # the k-th result's score minus this chunk's, in the mode that ran (<= 0: within the top k)
     k: int = 10
     vanished: list[str] = field(default_factory=list)
-    mode: str = "bm25"
+    mode: Mode = Mode.BM25
     top: Ranks | None = None  # the top hit's ranks
     kth: Ranks | None = None  # the k-th hit's ranks (None: fewer than k results)
     depth: int = 10  # how far the list was searched
+
+    def __post_init__(self) -> None:
+        self.mode = Mode(self.mode)  # "hybrid" taken as Mode.HYBRID
 
     @property
     def ranks(self) -> Ranks:
@@ -61,7 +65,7 @@ class WhyNot:
     def summary(self) -> str:
         """The answer in words: the note's place by keywords and by meaning, its place in the list the
         mode shows, and how far that is from the k-th ("3 places below the 10th")."""
-        fused = self.mode != "bm25"
+        fused = self.mode.uses_meaning
         by_keywords = f"{ordinal(self.bm25_rank)} by keywords" if self.bm25_rank else "no query word is in it"
         if not fused:
             if not self.bm25_rank:
@@ -83,7 +87,7 @@ class WhyNot:
         by meaning (when meaning search ran) and in the list the mode shows; "—" where there is no hit."""
         columns = [("This note", self.ranks), ("Top hit", self.top), (f"The {ordinal(self.k)}", self.kth)]
         kinds = [("By keywords", "keyword", "no match"), ("By meaning", "meaning", "not embedded")]
-        kinds = (kinds if self.mode != "bm25" else kinds[:1]) + [(f"In the {self.mode} list", "shown", "beyond")]
+        kinds = (kinds if self.mode.uses_meaning else kinds[:1]) + [(f"In the {self.mode} list", "shown", "beyond")]
         rows = [
             (label, [("—" if r is None else ordinal(v) if (v := getattr(r, attr)) else none) for _, r in columns])
             for label, attr, none in kinds
@@ -146,16 +150,16 @@ def why_not(
         raise NotIndexed(f"{path} is not indexed (it has no text to search)")
     rows = explain_rows(parts, chunks, k1, b)
     scores = [sum(r.contribution for r in rs) for rs in rows]
-    depth = max(k, FUSION_DEPTH if mode != "bm25" else k)
+    depth = max(k, FUSION_DEPTH) if mode.uses_meaning else k
     result = lib.search(query, replace(params, k=depth), embedder=embedder, partial=partial)
-    meaning = _meaning_ranks(lib, query, embedder, partial) if mode != "bm25" else {}
+    meaning = _meaning_ranks(lib, query, embedder, partial) if mode.uses_meaning else {}
     wanted = chunks + [h.chunk_id for h in result.hits[:1] + result.hits[k - 1 : k]]
     keyword = lib.ranks_of(query, wanted, config, k1, b)  # the query scored once, not once per chunk
 
     listed = next((h for h in result.hits if h.path == lib.note_paths[note]), None)  # the note's place
-    if listed is not None and mode != "bm25":
+    if listed is not None and mode.uses_meaning:
         best = chunks.index(listed.chunk_id)  # the chunk that places the note in the list shown
-    elif mode != "bm25" and meaning:  # beyond the list: the chunk the fusion would like best
+    elif mode.uses_meaning and meaning:  # beyond the list: the chunk the fusion would like best
         c = FUSIONS[params.fusion].c
 
         def fused(i: int) -> float:
@@ -167,14 +171,14 @@ def why_not(
         best = max(range(len(chunks)), key=lambda i: (scores[i], -i))
     chunk, score = chunks[best], scores[best]
     bm25_rank = keyword[chunk] if score > 0 else None
-    rank = bm25_rank if mode == "bm25" else (listed.rank if listed is not None else None)
+    rank = (listed.rank if listed is not None else None) if mode.uses_meaning else bm25_rank
 
     def ranks_of(hit: Any) -> Ranks:
         return Ranks(keyword[hit.chunk_id], meaning.get(hit.chunk_id), hit.rank)
 
     top = result.hits[0] if result.hits else None
     kth = result.hits[k - 1] if len(result.hits) >= k else None
-    if mode == "bm25":
+    if not mode.uses_meaning:
         bm25_of = [sum(r.contribution for r in h.explain) for h in result.hits[:k]]
         gap = (sorted(bm25_of, reverse=True)[k - 1] if len(bm25_of) >= k else 0.0) - score
     else:

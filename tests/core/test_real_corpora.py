@@ -22,7 +22,7 @@ def test_scifact_test_ndcg_with_defaults(shared_data: Path, tmp_path: Path) -> N
     lib, report = build_index(folder / "corpus_md", tmp_path / "idx")
     assert report.files == 5183 and not report.skipped
     queries, qrels = load_beir(folder, "test")
-    m = evaluate_beir(lib, queries, qrels, AnalyzerConfig())
+    m = evaluate_beir(lib, queries, qrels)
     assert m["n"] == 300
     assert m["ndcg@10"] >= 0.680  # the top of the published BM25 range (0.6939 at the time of writing)
 
