@@ -18,6 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     first = next((a for a in argv if not a.startswith("-")), None)
     if first not in SUBCOMMANDS and not any(a in ("-h", "--help", "--version") for a in argv):
         return _run_gui(argv)
+    from ..core.heap import share_one_heap
+
+    share_one_heap()  # before any thread: `index` and `search` embed texts side by side (core/e5_onnx.py)
     args = build_parser().parse_args(argv)
     handlers = {
         "index": cmd_index,

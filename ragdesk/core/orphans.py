@@ -21,6 +21,8 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any
 
+from .heap import share_one_heap
+
 PARENT_POLL_S = 0.5
 _PR_SET_PDEATHSIG = 1
 
@@ -69,6 +71,7 @@ def serve_one(
     `(target, job, environ)` it is given, `target(job, queue, cancel)` in the parent's environment as
     it is now (as a process spawned now would inherit it: the cache folder, say), and exits (None:
     exit at once)."""
+    share_one_heap()  # before any thread: the build embeds texts side by side (core/e5_onnx.py)
     exit_with_parent(parent_pid)
     try:
         task = tasks.get(timeout=delay_s)

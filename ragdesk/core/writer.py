@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import time
 from collections.abc import Callable
@@ -16,6 +14,7 @@ import numpy as np
 
 from . import store
 from .arrays import ranges
+from .heap import release_freed_memory
 from .loader import NoteFile, Skipped
 from .params import IndexSettings
 from .reader import IndexReader
@@ -162,14 +161,6 @@ def write_segment(
         release_freed_memory()  # and the note texts, written
         derived()
     return write_manifest(gen, folder, settings, counts_info, files_info)
-
-
-def release_freed_memory() -> None:
-    """Give the memory this process has freed back to the system (glibc keeps it for reuse: after a
-    scale build's batches were written, 230 of this process's 400 MB resident were free but kept).
-    A no-op where the C library has no malloc_trim."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 def write_manifest(

