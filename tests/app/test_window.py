@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPlainTextEdit, QPus
 from ragdesk.app.models import BreakdownModel, ResultsModel
 from ragdesk.app.search_bar import PLAIN_HYBRID
 from ragdesk.app.window import MainWindow
+from ragdesk.core.bm25 import DEFAULT_B, DEFAULT_K1
 from ragdesk.core.dense import FUSIONS
 from ragdesk.core.reader import IndexReader
 
@@ -515,7 +516,7 @@ def test_evaluate_dialog_chunk_curve_and_heat_map(window: MainWindow, tmp_path: 
         qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
     assert dialog.charts.currentWidget() is dialog.heatmap and dialog.progress.value() == 25 * 2
     k1s, bs, cells = dialog.heatmap.cells()
-    assert (len(k1s), len(bs), len(cells)) == (5, 5, 25) and (1.2, 0.75) in cells
+    assert (len(k1s), len(bs), len(cells)) == (5, 5, 25) and (DEFAULT_K1, DEFAULT_B) in cells
     assert set(cells.values()) == {1.0}  # both questions first in every cell of this small folder
     # Painted: every cell in the colour of the best MRR (all are best here), at a corner clear of its text.
     image = dialog.heatmap.grab().toImage()

@@ -15,6 +15,7 @@ from ragdesk.app.explanation_pane import ExplanationPane
 from ragdesk.app.models import ResultsModel
 from ragdesk.app.whynot_dialog import WhyNotDialog
 from ragdesk.app.window import MainWindow
+from ragdesk.core.bm25 import DEFAULT_B, DEFAULT_K1
 from ragdesk.core.dense import Fusion
 from ragdesk.core.explain import ordinal
 from ragdesk.core.results import Hit, SearchResult
@@ -122,7 +123,7 @@ def test_a_hybrid_rank_is_said_in_words_before_its_formula(qtbot) -> None:  # ty
     pane.show()
     fusion = Fusion(6, 3.2, 2, 0.8, 10, 1.3, False, 1, 0.7, 0.5)
     hit = Hit(1, fusion.score, 7, "a.md", "Top", 1, 3, 8, "text", [], fusion, (0, 4))
-    result = SearchResult("q", "combined", 1.2, 0.75, 10, 8.0, 1.0, [hit], [], None, "hybrid")
+    result = SearchResult("q", "combined", DEFAULT_K1, DEFAULT_B, 10, 8.0, 1.0, [hit], [], None, "hybrid")
     pane.show_hit(hit, result)
     first, formula = pane.fusion_label.text().split("<br>")[:2]
     assert first == (

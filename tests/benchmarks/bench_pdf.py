@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from ragdesk.core import evaluate as ev  # noqa: E402
 from ragdesk.core import pdf  # noqa: E402
 from ragdesk.core.build import build_index  # noqa: E402
-from tests.core.pdfs import render_pdf  # noqa: E402
+from tests.core.pdfs import render_folder, render_pdf  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 QUESTIONS = ROOT / "tests" / "data" / "questions"
@@ -43,15 +43,6 @@ def throughput() -> None:
             pass
     took = time.perf_counter() - t0
     print(f"extraction: {len(files)} sample PDFs, {pages} pages with text in {took:.2f} s = {pages / took:.0f} pages/s")
-
-
-def render_folder(src: Path, out: Path, header: str) -> int:
-    """Every .md of `src` as a PDF of the same relative path (suffix .pdf); returns the page count."""
-    pages = 0
-    for md in sorted(src.rglob("*.md")):
-        rel = md.relative_to(src).with_suffix(".pdf")
-        pages += render_pdf(md.read_text(encoding="utf-8"), out / rel, header=header)
-    return pages
 
 
 def refresh_cost(work: Path, n: int) -> None:

@@ -59,6 +59,15 @@ def render_pdf(text: str, out: Path, header: str = "Collected notes", title: str
     return doc.page_no()
 
 
+def render_folder(src: Path, out: Path, header: str) -> int:
+    """Every .md of `src` as a PDF of the same relative path (suffix .pdf); returns the page count."""
+    pages = 0
+    for md in sorted(src.rglob("*.md")):
+        rel = md.relative_to(src).with_suffix(".pdf")
+        pages += render_pdf(md.read_text(encoding="utf-8"), out / rel, header=header)
+    return pages
+
+
 def cmap_pdf(entries: int) -> bytes:
     """A one-page PDF whose font's /ToUnicode map has `entries` mappings (a few KB compressed, tens of
     MB of parsing for a reader): what made one 143 KB file take 1.65 GB to read."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..benchmarks.crash_consistency import crash_rounds
+from .crashes import crash_rounds
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")

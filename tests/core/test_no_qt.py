@@ -38,3 +38,20 @@ def test_no_qt_imports_in_core_sources() -> None:
     for path in core.glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "PySide6" not in text and "shiboken6" not in text, path
+
+
+def test_no_unit_test_imports_a_benchmark_script() -> None:
+    """Benchmarks may use the tests' helpers (tests/core/pdfs.py, crashes.py), never the other way:
+    a benchmark script is free to change its output and options."""
+    import ast
+
+    tests = Path(__file__).resolve().parents[1]
+    importers = []
+    for path in [*tests.glob("core/*.py"), *tests.glob("app/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any("benchmarks" in n.split(".") for n in names):
+                importers.append(path.name)
+    assert importers == []

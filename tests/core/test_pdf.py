@@ -172,7 +172,7 @@ def test_the_same_questions_find_the_same_notes_as_pdfs(shared_data: Path, tmp_p
     reports three languages: mean Hit@5 0.711 on PDFs, 0.722 on Markdown)."""
     from ragdesk.core import evaluate as ev
 
-    from ..benchmarks.bench_pdf import render_folder
+    from .pdfs import render_folder
 
     src = shared_data / "obsidian-help" / "cs"
     work = tmp_path_factory.mktemp("pdfq")
