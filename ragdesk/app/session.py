@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ..core import store
+from ..core import fileio, store
 from ..core.analyzers import AnalyzerConfig
 from ..core.dense import embedder_name
 from ..core.jobs import EmbeddingProgress, MeaningIndexed, Progress, duration
@@ -307,7 +307,7 @@ class Session(QObject):
         if self.index_dir:
             return "This session uses a custom index folder; it was left alone."
         size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
-        failures = store.remove_tree(root)
+        failures = fileio.remove_tree(root)
         self.refresh()
         if failures:
             return (

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import embeddings, store
+from . import embeddings, locks, store
 from .analyzers import AnalyzerConfig
 from .chunking import ChunkOptions
 from .errors import BuildCancelled  # noqa: F401 (re-exported)
@@ -106,7 +106,7 @@ def build_index(
     root = store.index_dir_for(folder_path, index_dir)
     job = _Build(folder_path, root, settings or IndexSettings(), progress, cancelled, workers, warm, changed)
     try:
-        with store.build_lock(root, cancelled, waiting):
+        with locks.build_lock(root, cancelled, waiting):
             store.remove_stale_temporaries(root)
             if previous is not None and reuse_stored:
                 current = store.current_generation(root)

@@ -16,9 +16,9 @@ from . import kernels
 from .analyzers import Analyzer
 from .arrays import ranges
 from .bm25 import DEFAULT_B, DEFAULT_K1
+from .fileio import preallocated_array
 from .lexicon import word_list
 from .postings import BOUND_HEADROOM, ForwardIndex, TermIndex
-from .store import preallocated_array
 from .tokenize import intern_words
 
 DERIVE_THREADS = 4  # at most, and no more than the machine's cores

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import store
+from . import fileio, locks, store
 from .arrays import ranges
 from .dense import Embedder
 from .errors import EmbeddingCancelled, GenerationReplaced, MeaningIndexUnwritable  # noqa: F401 (re-exported)
@@ -37,10 +37,10 @@ Cancelled = Callable[[], bool]
 def writing_rows(
     root: Path, cancelled: Cancelled | None = None, waiting: Callable[[], None] | None = None
 ) -> Iterator[None]:
-    """Hold the index's meaning lock (store.meaning_lock) while rows are written: one process at a
+    """Hold the index's meaning lock (locks.meaning_lock) while rows are written: one process at a
     time. Cancelled while another process holds it: EmbeddingCancelled (that process computes them)."""
     try:
-        with store.meaning_lock(root, cancelled, waiting):
+        with locks.meaning_lock(root, cancelled, waiting):
             yield
     except store.IndexBusy as exc:
         raise EmbeddingCancelled(str(exc)) from exc
@@ -129,7 +129,7 @@ def rows_damage(segment: Segment, name: str, dim: int | None, verify: bool = Fal
     path = stored_path(segment, name)
     want = _recorded(segment, name)
     if verify and want:  # (an index written before checksums were kept: the checks above are all there is)
-        if store.file_info(path) != {"size": want["size"], "crc32": want["crc32"]}:
+        if fileio.file_info(path) != {"size": want["size"], "crc32": want["crc32"]}:
             return "a checksum that does not match (altered bytes)"
     return None
 
@@ -142,7 +142,7 @@ def discard_rows(segment: Segment, name: str) -> None:
 
 def _record_sum(segment: Segment, name: str, dim: int) -> None:
     with contextlib.suppress(OSError):
-        store.write_json(_sum_path(segment, name), {**store.file_info(stored_path(segment, name)), "dim": dim})
+        fileio.write_json(_sum_path(segment, name), {**fileio.file_info(stored_path(segment, name)), "dim": dim})
 
 
 def _load_done(path: Path, n: int) -> np.ndarray | None:
@@ -221,7 +221,7 @@ class Plan:
     def _create(self, dim: int) -> None:
         path = _partial_paths(self.segment, self.name)[0]
         try:
-            self.rows = store.preallocated_array(path, np.float16, (self.segment.n_chunks, dim))
+            self.rows = fileio.preallocated_array(path, np.float16, (self.segment.n_chunks, dim))
             self.on_disk = True
         except OSError:  # a read-only cache still searches: the rows stay in memory, unstored
             self.rows = np.zeros((self.segment.n_chunks, dim), np.float16)
@@ -238,7 +238,7 @@ class Plan:
             try:
                 if isinstance(self.rows, np.memmap):
                     self.rows.flush()
-                store.replace_atomically(_partial_paths(self.segment, self.name)[1], np.packbits(self.done).tobytes())
+                fileio.replace_atomically(_partial_paths(self.segment, self.name)[1], np.packbits(self.done).tobytes())
             except OSError as exc:
                 if not store.is_storage_error(exc):  # e.g. the generation was replaced and pruned meanwhile:
                     self.on_disk = False  # finish in memory (embed_plans then stops: GenerationReplaced)
@@ -266,9 +266,9 @@ class Plan:
             return rows
         rows = self.rows
         path = stored_path(self.segment, self.name)
-        tmp = store.tmp_name(path)
+        tmp = fileio.tmp_name(path)
         try:
-            store.save_array(tmp, rows)
+            fileio.save_array(tmp, rows)
             os.replace(tmp, path)
             _record_sum(self.segment, self.name, int(rows.shape[1]))
             partial.unlink(missing_ok=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import embeddings, store
+from . import embeddings, fileio, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
 from .dense import DenseUnavailable, E5Embedder, Embedder
@@ -41,7 +41,7 @@ class IndexReader(ChunkTable, Searching):
         self.folder, self.root, self.generation, self.manifest = folder, root, generation, manifest
         self.settings = IndexSettings.from_json(manifest["settings"])
         self.segments = segments
-        self.skipped = [Skipped(**s) for s in store.read_jsonl(generation / "skipped.jsonl")]
+        self.skipped = [Skipped(**s) for s in fileio.read_jsonl(generation / "skipped.jsonl")]
         self.built_at: float = manifest["built_at"]
         self.n_tokens: int = manifest["counts"]["tokens"]
         if len(segments) == 1:
@@ -52,7 +52,7 @@ class IndexReader(ChunkTable, Searching):
         else:
             base, delta = segments
             firsts = (base.note_first_chunk, delta.note_first_chunk)
-            note_src = store.load_array(generation, "note_src")
+            note_src = fileio.load_array(generation, "note_src")
             self.layout = Layout.compose(note_src, firsts, (base.chunk_note, delta.chunk_note))
             self.note_paths = [segments[s].note_paths[i] for s, i in zip(*self._sources())]
             self.notes = MergedNotes(segments, self.layout.note_segment, self.layout.note_local)
@@ -131,7 +131,7 @@ class IndexReader(ChunkTable, Searching):
                 base = known
             else:
                 base = Segment.open(root / manifest["base"], verify)
-            store.check_files(gen, manifest["files"], verify_crc=verify)
+            fileio.check_files(gen, manifest["files"], verify_crc=verify)
             return cls(folder_path, root, gen, manifest, [base, Segment.open(gen / "delta", verify)])
         except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as exc:
             raise store.IndexDamaged(f"damaged index in {gen}: {exc!r}") from exc

@@ -16,7 +16,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from . import kernels, store
+from . import fileio, kernels, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
@@ -125,14 +125,14 @@ class Segment(ChunkTable):
         self.n_tokens: int = manifest["counts"]["tokens"]
         self.note_paths = _load_paths(g, manifest)
         self.notes = _LazyNotes(g / "notes.jsonl", len(self.note_paths))
-        self.note_off = store.load_array(g, "note_off")
-        self.chunk_note = store.load_array(g, "chunk_note")
-        self.spans = store.load_array(g, "chunk_span")
-        self.lines = store.load_array(g, "chunk_lines")
-        self.heading_ids = store.load_array(g, "chunk_heading")
-        self.note_size, self.note_mtime = store.load_array(g, "note_size"), store.load_array(g, "note_mtime")
-        self.headings = store.load_blob(g, "headings").decode("utf-8").split("\n")
-        self._blob = store.load_array(g, "notes")  # the note texts, one UTF-8 byte array
+        self.note_off = fileio.load_array(g, "note_off")
+        self.chunk_note = fileio.load_array(g, "chunk_note")
+        self.spans = fileio.load_array(g, "chunk_span")
+        self.lines = fileio.load_array(g, "chunk_lines")
+        self.heading_ids = fileio.load_array(g, "chunk_heading")
+        self.note_size, self.note_mtime = fileio.load_array(g, "note_size"), fileio.load_array(g, "note_mtime")
+        self.headings = fileio.load_blob(g, "headings").decode("utf-8").split("\n")
+        self._blob = fileio.load_array(g, "notes")  # the note texts, one UTF-8 byte array
         self._check_structure()
         # chunk_note is sorted, so each note's first chunk is a binary search away
         self.note_first_chunk = np.searchsorted(self.chunk_note, np.arange(len(self.note_paths) + 1))
@@ -155,10 +155,10 @@ class Segment(ChunkTable):
         """Open a generation folder that holds a segment (store.IndexDamaged when it is damaged;
         `verify`: check every file's checksum, derived analyzer indexes included)."""
         manifest = store.read_manifest(generation)
-        store.check_files(generation, manifest["files"], verify_crc=verify)
+        fileio.check_files(generation, manifest["files"], verify_crc=verify)
         if verify:  # the derived analyzer indexes too: a search reads them, not the files above
             for sub in sorted(generation.glob("terms-*")):
-                store.check_files(sub, store.read_manifest(sub).get("files", {}), verify_crc=True)
+                fileio.check_files(sub, store.read_manifest(sub).get("files", {}), verify_crc=True)
         return cls(generation, manifest)
 
     def _check_structure(self) -> None:
@@ -305,7 +305,7 @@ def _load_paths(generation: Path, manifest: dict[str, Any]) -> list[str]:
     """The notes' relative paths, a JSON list (any character a file name can hold, a newline or an
     undecodable byte kept as an escaped surrogate, round-trips), checked against the note count."""
     try:
-        paths = json.loads(store.load_blob(generation, "paths"))
+        paths = json.loads(fileio.load_blob(generation, "paths"))
     except ValueError as exc:
         raise store.IndexDamaged(f"damaged note paths in {generation}: {exc}") from exc
     expected = manifest.get("counts", {}).get("files")
@@ -317,10 +317,10 @@ def _load_paths(generation: Path, manifest: dict[str, Any]) -> list[str]:
 def load_forward(generation: Path) -> ForwardIndex:
     """A segment's forward index (chunk -> words with counts), memory-mapped and checked."""
     fwd = ForwardIndex(
-        Words(store.load_blob(generation, "vocab")),
-        store.load_array(generation, "fwd_ptr"),
-        store.load_array(generation, "fwd_ids"),
-        store.load_array(generation, "fwd_counts"),
+        Words(fileio.load_blob(generation, "vocab")),
+        fileio.load_array(generation, "fwd_ptr"),
+        fileio.load_array(generation, "fwd_ids"),
+        fileio.load_array(generation, "fwd_counts"),
     )
     store.require(
         store.ascending(fwd.row_ptr, 0, len(fwd.word_ids)) and len(fwd.counts) == len(fwd.word_ids),
@@ -365,28 +365,28 @@ def save_term_index(folder: Path, ti: TermIndex) -> None:
         "order": ti.terms.order() if isinstance(ti.terms, Lexicon) else sorted_ids(ti.terms),  # for look-ups
     }
     in_place = {name for name in arrays if (folder / f"{name}.npy").exists()}  # written by the derivation
-    files = store.write_arrays(
+    files = fileio.write_arrays(
         folder,
         {name: arr for name, arr in arrays.items() if name not in in_place},
         {"terms": "\n".join(ti.terms).encode("utf-8")},
     )
-    files.update({f"{name}.npy": store.file_info(folder / f"{name}.npy") for name in in_place})
-    store.write_json(folder / store.MANIFEST, {"format": store.FORMAT_VERSION, "files": files})
+    files.update({f"{name}.npy": fileio.file_info(folder / f"{name}.npy") for name in in_place})
+    fileio.write_json(folder / store.MANIFEST, {"format": store.FORMAT_VERSION, "files": files})
 
 
 def load_term_index(folder: Path, n_chunks: int) -> TermIndex:
     manifest = store.read_manifest(folder)
-    store.check_files(folder, manifest["files"])  # the small arrays (lengths, bounds, pointers) by checksum
+    fileio.check_files(folder, manifest["files"])  # the small arrays (lengths, bounds, pointers) by checksum
     # an index written before the sorted order was stored sorts its terms on first look-up
-    order = store.load_array(folder, "order") if "order.npy" in manifest["files"] else None
+    order = fileio.load_array(folder, "order") if "order.npy" in manifest["files"] else None
     ti = TermIndex(
-        Lexicon(store.load_blob(folder, "terms"), order),
-        store.load_array(folder, "indptr"),
-        store.load_array(folder, "docs"),
-        store.load_array(folder, "tfs"),
-        store.load_array(folder, "doc_len"),
+        Lexicon(fileio.load_blob(folder, "terms"), order),
+        fileio.load_array(folder, "indptr"),
+        fileio.load_array(folder, "docs"),
+        fileio.load_array(folder, "tfs"),
+        fileio.load_array(folder, "doc_len"),
     )
-    bounds = store.load_array(folder, "bounds")
+    bounds = fileio.load_array(folder, "bounds")
     need = store.require
     need(store.ascending(ti.indptr, 0, len(ti.docs)) and len(ti.tfs) == len(ti.docs), folder, "posting pointers")
     need(len(ti.indptr) == len(ti.terms) + 1 and len(bounds) == len(ti.terms), folder, "one row per term")

@@ -16,35 +16,27 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import io
 import json
 import os
 import re
 import shutil
-import sys
 import time
-import zlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
 from .errors import IndexBusy, IndexDamaged, IndexFolderRefused, IndexMissing  # noqa: F401 (re-exported)
+from .fileio import DIR_MODE, create_private, private_dir, replace_atomically, secure_tree
 
 # 4: markdown chunks end at the best break near `size` words; 5: delta segments; 6: min_fill;
 # 7: note paths as a JSON list (a newline in a file name shifted every later path)
 FORMAT_VERSION = 7
 MANIFEST = "manifest.json"
 CURRENT = "CURRENT"
-LOCK = "LOCK"
-MEANING_LOCK = "LOCK-meaning"
-DIR_MODE, FILE_MODE = 0o700, 0o600
 ROOT_MARKER, GENERATION_MARKER = "RAGDESK-INDEX", ".ragdesk-generation"  # what ragdesk may remove is marked
 MARKER_TEXT = "This folder holds a ragdesk index; ragdesk only removes what it marked as its own.\n"
 _GENERATION_NAME = re.compile(r"^gen-[0-9a-f]+-\d+$")
-LOCK_POLL_S = 0.05
-CRC_BLOCK = 1 << 22  # bytes read at a time when checksumming a file
 
 
 def default_index_root() -> Path:
@@ -113,191 +105,6 @@ def _ours(generation: Path) -> bool:
     return _GENERATION_NAME.match(generation.name) is not None and (generation / MANIFEST).is_file()
 
 
-def _crc(path: Path) -> int:
-    crc = 0
-    with open(path, "rb") as fh:
-        while block := fh.read(CRC_BLOCK):
-            crc = zlib.crc32(block, crc)
-    return crc
-
-
-def file_info(path: Path) -> dict[str, int]:
-    """A written file's size and CRC, as the manifest records them."""
-    return {"size": path.stat().st_size, "crc32": _crc(path)}
-
-
-def create_private(path: Path) -> IO[bytes]:
-    """Open a new file for writing, readable by its owner only (0600, whatever the umask)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), FILE_MODE)
-    if hasattr(os, "fchmod"):  # an existing file keeps its mode through O_CREAT
-        with contextlib.suppress(OSError):
-            os.fchmod(fd, FILE_MODE)
-    return os.fdopen(fd, "wb")
-
-
-def private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) as folders only their owner can enter (0700)."""
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    path.mkdir(parents=True, exist_ok=True)
-    for p in missing:  # a folder that was there keeps its mode
-        with contextlib.suppress(OSError):
-            os.chmod(p, DIR_MODE)
-    return path
-
-
-def secure_tree(folder: Path) -> None:
-    """Make a written folder private before it is published: folders 0700, files 0600 (arrays that
-    numpy created itself, such as the derivation's memory-mapped postings, got the umask's mode)."""
-    os.chmod(folder, DIR_MODE)
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in dirnames:
-            os.chmod(os.path.join(dirpath, name), DIR_MODE)
-        for name in filenames:
-            os.chmod(os.path.join(dirpath, name), FILE_MODE)
-
-
-def save_array(path: Path, arr: np.ndarray) -> None:
-    try:
-        with create_private(path) as fh:
-            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-    except OSError as exc:
-        if exc.errno is not None:
-            raise
-        # numpy reports a short write ("N requested and M written") without an errno: a full disk
-        raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({exc})", str(path)) from exc
-
-
-def preallocated_array(path: Path, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """A new .npy file of `shape`, memory-mapped for writing, its space reserved first: writing into a
-    sparse map on a full disk kills the process with SIGBUS; reserving fails with ENOSPC instead."""
-    dt = np.dtype(dtype)
-    header = _npy_header(dt, shape)
-    n_bytes = int(np.prod(shape)) * dt.itemsize
-    size = len(header) + n_bytes
-    with create_private(path) as fh:
-        fh.write(header)
-        fh.flush()
-        try:
-            os.posix_fallocate(fh.fileno(), 0, size)
-        except (AttributeError, OSError) as exc:  # not on this system or file system: sparse, as numpy does
-            if isinstance(exc, OSError) and exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                raise
-            fh.truncate(size)
-    if not n_bytes:
-        return np.zeros(shape, dt)
-    return np.memmap(path, dtype=dt, mode="r+", offset=len(header), shape=shape)
-
-
-def _npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
-    """The .npy header (format 1.0) of a C-ordered array of `dtype` and `shape`."""
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(
-        header, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
-    )
-    return header.getvalue()
-
-
-def tmp_name(path: Path) -> Path:
-    """A temporary name beside `path` that no other process or thread uses."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{time.time_ns():x}.tmp")
-
-
-def write_arrays(folder: Path, arrays: dict[str, np.ndarray], blobs: dict[str, bytes]) -> dict[str, dict[str, int]]:
-    """Write arrays and blobs into `folder`; returns their sizes and CRCs for the manifest."""
-    files: dict[str, dict[str, int]] = {}
-    for name, arr in arrays.items():
-        path = folder / f"{name}.npy"
-        save_array(path, arr)
-        files[path.name] = file_info(path)
-    for name, data in blobs.items():
-        files[f"{name}.blob"] = write_blob(folder / f"{name}.blob", data)
-    return files
-
-
-def write_byte_array(path: Path, pieces: list[Any], total: int) -> dict[str, int]:
-    """Write byte pieces as one uint8 .npy (so it memory-maps like the arrays); returns size and CRC."""
-    header = _npy_header(np.dtype(np.uint8), (total,))
-    crc = zlib.crc32(header)
-    with create_private(path) as out:
-        out.write(header)
-        for piece in pieces:
-            data = memoryview(piece).cast("B") if not isinstance(piece, bytes) else piece
-            out.write(data)
-            crc = zlib.crc32(data, crc)
-    return {"size": path.stat().st_size, "crc32": crc}
-
-
-def write_blob(path: Path, data: bytes) -> dict[str, int]:
-    with create_private(path) as fh:
-        fh.write(data)
-    return {"size": len(data), "crc32": zlib.crc32(data)}
-
-
-def discard(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def remove_tree(path: Path) -> list[str]:
-    """Remove a folder and everything in it; returns what could not be removed ("path: reason"),
-    so a caller never reports a cache as cleared when part of it is still there."""
-    failures: list[str] = []
-
-    def failed(_func: Any, name: str, exc_info: Any) -> None:
-        exc = exc_info[1] if isinstance(exc_info, tuple) else exc_info
-        failures.append(f"{name}: {getattr(exc, 'strerror', None) or exc}")
-
-    if path.exists():
-        if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=failed)
-        else:
-            shutil.rmtree(path, onerror=failed)
-    return failures
-
-
-def replace_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically: through a temporary name of this process's own, synced,
-    then renamed over it (the temporary goes whatever happens)."""
-    tmp = tmp_name(path)
-    try:
-        with create_private(tmp) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write a JSON file atomically."""
-    replace_atomically(path, json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii"))  # C encoder
-
-
-def write_jsonl(path: Path, records: list[dict[str, Any]]) -> dict[str, int]:
-    """One JSON object per line. Encoding record by record lets other threads run in between
-    (one json.dumps of a large list holds the GIL for its whole run and stalls the window)."""
-    crc = 0
-    size = 0
-    with create_private(path) as fh:
-        for record in records:
-            # surrogatepass: a file name that is not valid UTF-8 keeps its escaped bytes (read back alike)
-            text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-            line = text.encode("utf-8", "surrogatepass")
-            fh.write(line)
-            crc = zlib.crc32(line, crc)
-            size += len(line)
-    return {"size": size, "crc32": crc}
-
-
-def read_jsonl(path: Path) -> list[Any]:
-    try:
-        with open(path, encoding="utf-8", errors="surrogatepass") as fh:
-            return [json.loads(line) for line in fh]
-    except (OSError, ValueError) as exc:
-        raise IndexDamaged(f"cannot read {path.name}: {exc}") from exc
-
-
 def read_manifest(folder: Path) -> dict[str, Any]:
     try:
         with open(folder / MANIFEST, encoding="utf-8") as fh:
@@ -314,30 +121,6 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-# Files up to this size are checksummed every time an index is opened (the per-chunk and per-term
-# arrays: lengths, score bounds, pointers; ~10 ms at 180,000 chunks); larger ones (postings, texts)
-# are checked for their structure on open and their values as queries read them, and in full by verify.
-CRC_ON_OPEN_BYTES = 8 << 20
-
-
-def check_files(
-    folder: Path, files: dict[str, dict[str, int]], verify_crc: bool = False, crc_below: int | None = None
-) -> None:
-    """Raise IndexDamaged when a listed file is missing, truncated or altered (checksums: every file
-    with verify_crc, else the files smaller than `crc_below` bytes, by default CRC_ON_OPEN_BYTES)."""
-    limit = CRC_ON_OPEN_BYTES if crc_below is None else crc_below
-    for name, info in files.items():
-        path = folder / name
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise IndexDamaged(f"index file missing: {name}") from exc
-        if size != info["size"]:
-            raise IndexDamaged(f"index file {name} has {size} bytes, expected {info['size']} (truncated?)")
-        if (verify_crc or size < limit) and _crc(path) != info["crc32"]:
-            raise IndexDamaged(f"index file {name} fails its checksum")
-
-
 def require(condition: Any, folder: Path, what: str) -> None:
     """A structural check of a stored index: raise IndexDamaged naming what does not hold."""
     if not condition:
@@ -352,22 +135,6 @@ def ascending(values: np.ndarray, first: int | None = None, last: int | None = N
     return (
         bool(np.all(v[1:] >= v[:-1])) and (first is None or int(v[0]) == first) and (last is None or int(v[-1]) == last)
     )
-
-
-def load_array(folder: Path, name: str) -> np.ndarray:
-    """A stored array, memory-mapped read-only; a plain ndarray view of the map, since np.memmap's
-    Python-level indexing costs microseconds per access on the query path."""
-    try:
-        return np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False))
-    except (OSError, ValueError) as exc:
-        raise IndexDamaged(f"cannot read {name}.npy: {exc}") from exc
-
-
-def load_blob(folder: Path, name: str) -> bytes:
-    try:
-        return (folder / f"{name}.blob").read_bytes()
-    except OSError as exc:
-        raise IndexDamaged(f"cannot read {name}.blob: {exc}") from exc
 
 
 def new_generation(root: Path) -> Path:
@@ -455,92 +222,6 @@ def prune(root: Path, keep: list[Path]) -> None:
     for path in root.glob("gen-*"):
         if path.name not in names and (not keep or _generation_time(path.name) < newest) and _ours(path):
             shutil.rmtree(path, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def build_lock(
-    root: Path, cancelled: Callable[[], bool] | None = None, waiting: Callable[[], None] | None = None
-) -> Iterator[None]:
-    """Hold the index's build lock (an OS lock on root/LOCK, released by the OS if the process dies):
-    builds of one index run one after the other. `waiting` is called once if another process holds
-    it; `cancelled` is polled meanwhile (raises IndexBusy when it says so). Refuses a folder that is not
-    an index folder (claim_root)."""
-    claim_root(root)
-    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    with _holding(fd, cancelled, waiting, f"another process is building the index in {root}"):
-        yield
-
-
-@contextlib.contextmanager
-def meaning_lock(
-    root: Path, cancelled: Callable[[], bool] | None = None, waiting: Callable[[], None] | None = None
-) -> Iterator[None]:
-    """Hold root/LOCK-meaning while writing meaning-index rows: a second process creating the same
-    partial file truncated the one the first had mapped, which killed the first with SIGBUS (a
-    terminal's `ragdesk index` while the window embeds). Where the lock file cannot be made (a
-    read-only cache) nothing is written to the index either, so nothing is held."""
-    try:
-        fd = os.open(root / MEANING_LOCK, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    except OSError:
-        fd = -1  # not inside the handler: an error of the block must not read as raised during this one
-    if fd < 0:
-        yield
-        return
-    with _holding(fd, cancelled, waiting, f"another process is computing the meaning index in {root}"):
-        yield
-
-
-@contextlib.contextmanager
-def _holding(
-    fd: int, cancelled: Callable[[], bool] | None, waiting: Callable[[], None] | None, busy: str
-) -> Iterator[None]:
-    """Lock `fd` (polling; see build_lock), hold it for the block, then unlock and close it."""
-    try:
-        told = False
-        while not _try_lock(fd):
-            if not told and waiting is not None:
-                waiting()
-            told = True
-            if cancelled is not None and cancelled():
-                raise IndexBusy(busy)
-            time.sleep(LOCK_POLL_S)
-        try:
-            yield
-        finally:
-            _unlock(fd)
-    finally:
-        os.close(fd)
-
-
-def _try_lock(fd: int) -> bool:
-    try:
-        if os.name == "nt":  # pragma: no cover - Windows
-            import msvcrt
-
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except (BlockingIOError, PermissionError):
-        return False
-    except OSError:
-        if os.name == "nt":  # pragma: no cover - msvcrt says "deadlock avoided" for a held lock
-            return False
-        raise
-    return True
-
-
-def _unlock(fd: int) -> None:
-    if os.name == "nt":  # pragma: no cover - Windows
-        import msvcrt
-
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-    else:
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def publish_subdir(parent: Path, name: str, build: Any, replace: bool = False) -> Path:

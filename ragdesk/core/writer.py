@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import store
+from . import fileio, store
 from .arrays import ranges
 from .heap import release_freed_memory
 from .loader import NoteFile, Skipped
@@ -140,7 +140,7 @@ def write_segment(
         "note_size": np.array([n.size for n in notes], np.int64),
         "note_mtime": np.array([n.mtime_ns for n in notes], np.int64),
     }
-    files_info = store.write_arrays(
+    files_info = fileio.write_arrays(
         gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
     )
     counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
@@ -151,11 +151,11 @@ def write_segment(
     if derive is not None:
         release_freed_memory()  # the workers' derivation, starting now, is the build's peak
     derived = derive(gen) if derive is not None else None
-    files_info["notes.npy"] = store.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
-    files_info["notes.jsonl"] = store.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
+    files_info["notes.npy"] = fileio.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
+    files_info["notes.jsonl"] = fileio.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
     paths = json.dumps([n.path for n in notes], ensure_ascii=True).encode("ascii")  # \n, \udcff and all
-    files_info["paths.blob"] = store.write_blob(gen / "paths.blob", paths)
-    files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+    files_info["paths.blob"] = fileio.write_blob(gen / "paths.blob", paths)
+    files_info["skipped.jsonl"] = fileio.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
     del texts  # the note texts, on disk now
     if derived is not None:
         release_freed_memory()  # and the note texts, written
@@ -182,7 +182,7 @@ def write_manifest(
     }
     if base is not None:
         manifest["base"] = base  # a delta generation: its notes on top of this full one
-    store.write_json(gen / store.MANIFEST, manifest)
+    fileio.write_json(gen / store.MANIFEST, manifest)
     return manifest
 
 
@@ -206,7 +206,7 @@ def write_full(
             before_publish([Segment(gen, manifest)])
         store.publish(root, gen)
     except BaseException:
-        store.discard(gen)
+        fileio.discard(gen)
         raise
     return IndexReader(folder, root, gen, manifest, [Segment(gen, manifest)])
 
@@ -251,8 +251,8 @@ def write_delta(
         fwd = base.forward()
         ptr = np.asarray(fwd.row_ptr)
         dead_tokens = int(np.asarray(fwd.counts)[ranges(ptr[dead_rows], np.diff(ptr)[dead_rows])].sum())
-        files_info = store.write_arrays(gen, {"note_src": src}, {})
-        files_info["skipped.jsonl"] = store.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
+        files_info = fileio.write_arrays(gen, {"note_src": src}, {})
+        files_info["skipped.jsonl"] = fileio.write_jsonl(gen / "skipped.jsonl", [vars(s) for s in skipped])
         counts = {
             "files": len(src),
             "chunks": base.n_chunks - len(dead_rows) + delta.n_chunks,
@@ -263,7 +263,7 @@ def write_delta(
             before_publish([delta])
         store.publish(root, gen, also_keep=base.generation)
     except BaseException:
-        store.discard(gen)
+        fileio.discard(gen)
         raise
     return IndexReader(folder, root, gen, manifest, [base, delta])
 

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 
 from ragdesk.app.models import ResultsModel
 from ragdesk.app.window import MainWindow
-from ragdesk.core import store
+from ragdesk.core import fileio, store
 from ragdesk.core.analyzers import AnalyzerConfig
 
 from ..conftest import write_notes
@@ -109,7 +109,7 @@ def test_cache_that_cannot_be_cleared_says_so(window: MainWindow, monkeypatch, q
     monkeypatch.setattr(window.session, "index_dir", None)
     root = Path(window.index_root())
     monkeypatch.setattr(store, "default_index_root", lambda: root)
-    monkeypatch.setattr(store, "remove_tree", lambda path: [f"{path}/gen-1/notes.npy: Device or resource busy"])
+    monkeypatch.setattr(fileio, "remove_tree", lambda path: [f"{path}/gen-1/notes.npy: Device or resource busy"])
     message = window.clear_index_cache()
     assert message.startswith("Could not clear the whole cache: 1 item(s) remain in ")
     assert "notes.npy: Device or resource busy" in message

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ragdesk.core import embeddings, store
+from ragdesk.core import embeddings, fileio
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import FUSION_DEPTH, load_embedder
 from ragdesk.core.params import SearchParams
@@ -123,7 +123,7 @@ def stand_in(lib: IndexReader, name: str, real: np.ndarray | None) -> None:
             rows = real[rng.integers(len(real), size=seg.n_chunks)].astype(np.float32)
             rows += rng.standard_normal(rows.shape).astype(np.float32) * 0.01
         rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-        store.save_array(embeddings.stored_path(seg, name), rows.astype(np.float16))
+        fileio.save_array(embeddings.stored_path(seg, name), rows.astype(np.float16))
 
 
 def dense_product_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:

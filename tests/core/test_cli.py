@@ -139,7 +139,7 @@ def test_damaged_postings_give_one_error_line_and_verify_rebuilds(
     `index --verify` checks every file, the derived ones included, and rebuilds."""
     import numpy as np
 
-    from ragdesk.core import store
+    from ragdesk.core import fileio
 
     index_dir = tmp_path / "i"
     assert run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir))[0] == 0
@@ -155,7 +155,7 @@ def test_damaged_postings_give_one_error_line_and_verify_rebuilds(
     code, out, err = run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir), "--json")
     assert code == 0 and err == "" and json.loads(out)["hits"][0]["path"] == "git.md"  # repaired
     damage()
-    monkeypatch.setattr(store, "CRC_ON_OPEN_BYTES", 0)  # as for a file over the size checksummed on open
+    monkeypatch.setattr(fileio, "CRC_ON_OPEN_BYTES", 0)  # as for a file over the size checksummed on open
     code, out, err = run(capsys, "search", str(folder), "rebase", "--index-dir", str(index_dir))
     assert code == 2 and err.count("\n") == 1 and "damaged" in err and "--verify" in err
     code, out, _ = run(capsys, "index", str(folder), "--index-dir", str(index_dir), "--json")

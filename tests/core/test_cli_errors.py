@@ -12,7 +12,7 @@ import pytest
 
 from ragdesk.cli import main
 from ragdesk.core import build as build_mod
-from ragdesk.core import store
+from ragdesk.core import fileio, store
 from ragdesk.core.reader import IndexReader
 
 from ..conftest import write_notes
@@ -33,7 +33,7 @@ def _fail_writes(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(store, "save_array", refuse)
+    monkeypatch.setattr(fileio, "save_array", refuse)
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
@@ -216,14 +216,14 @@ def test_short_write_of_numpy_is_a_full_disk(
 def test_derived_postings_reserve_their_space(tmp_path: Path) -> None:
     """Postings written through a memory map are reserved first (a sparse map on a full disk kills the
     process with SIGBUS): the file has its full size on disk before anything is written."""
-    arr = store.preallocated_array(tmp_path / "docs.npy", np.int32, (1000,))
+    arr = fileio.preallocated_array(tmp_path / "docs.npy", np.int32, (1000,))
     arr[:] = np.arange(1000)
     arr.flush()
     del arr
     st = (tmp_path / "docs.npy").stat()
     assert st.st_blocks * 512 >= 4000 and stat_mode(st) == 0o600
     assert np.array_equal(np.load(tmp_path / "docs.npy"), np.arange(1000))
-    assert store.preallocated_array(tmp_path / "empty.npy", np.int32, (0,)).shape == (0,)
+    assert fileio.preallocated_array(tmp_path / "empty.npy", np.int32, (0,)).shape == (0,)
     assert np.load(tmp_path / "empty.npy").shape == (0,)
 
 

@@ -433,12 +433,12 @@ def test_two_processes_computing_the_meaning_index_at_once_both_finish(tmp_path:
 def test_embedding_waits_for_the_process_holding_the_meaning_lock(tmp_path: Path) -> None:
     """While another process holds the lock, embedding waits (told once), stops when cancelled, and
     afterwards embeds only what that process left."""
-    from ragdesk.core import store
+    from ragdesk.core import locks
 
     lib, _ = build_index(write_notes(tmp_path / "n", _notes(6)), tmp_path / "idx", workers=1)
     emb = HashLike()
     told: list[int] = []
-    with store.meaning_lock(lib.root):  # another open file: flock makes it another holder, as a process
+    with locks.meaning_lock(lib.root):  # another open file: flock makes it another holder, as a process
         with pytest.raises(EmbeddingCancelled, match="another process is computing the meaning index"):
             lib.segment_dense(emb, cancelled=lambda: bool(told), waiting=lambda: told.append(1))
     assert told == [1] and emb.embedded == [] and lib.dense_progress(emb.name) == (0, 6)
@@ -470,7 +470,7 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
     process can be writing them, so no lock is needed."""
     import threading
 
-    from ragdesk.core import store
+    from ragdesk.core import locks
 
     monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)
     folder = write_notes(tmp_path / "n", _notes(6))
@@ -479,7 +479,7 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
     lib.segment_dense(HashLike())
     (folder / "n01.md").write_text("# Note 1\n\nrewritten", encoding="utf-8")
     codes: list[int] = []
-    with store.meaning_lock(lib.root):  # held by "the window's build process"
+    with locks.meaning_lock(lib.root):  # held by "the window's build process"
         search = threading.Thread(
             target=lambda: codes.append(main(["search", str(folder), "alpha", "--index-dir", str(idx), "--json"]))
         )
@@ -493,7 +493,7 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
     assert new.dense_progress(emb.name) == (5, 6)  # every unchanged note's row (0 of 6 before)
     new.segment_dense(emb)
     assert emb.embedded == [new.chunk_texts()[1]]
-    with store.meaning_lock(lib.root):  # nothing changed since: no refresh, no keep, no wait
+    with locks.meaning_lock(lib.root):  # nothing changed since: no refresh, no keep, no wait
         assert main(["search", str(folder), "alpha", "--index-dir", str(idx), "--json"]) == 0
 
 

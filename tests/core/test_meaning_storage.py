@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ragdesk.cli import main
-from ragdesk.core import dense, store
+from ragdesk.core import dense, fileio
 from ragdesk.core.dense import DEFAULT_EMBEDDER, embedder_name
 
 from ..conftest import write_notes
@@ -35,7 +35,7 @@ def test_a_full_disk_while_embedding_exits_2_and_keeps_the_stored_batches(tmp_pa
     monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
     monkeypatch.setattr(dense, "load_embedder", lambda spec=None: Tiny())
     folder = write_notes(tmp_path / "n", {f"n{i:02}.md": f"# Note {i}\n\nabout topic {i} and more\n" for i in range(9)})
-    real = store.replace_atomically
+    real = fileio.replace_atomically
     writes = {"done bits": 0}
 
     def filling_up(path: Path, data: bytes) -> None:
@@ -45,7 +45,7 @@ def test_a_full_disk_while_embedding_exits_2_and_keeps_the_stored_batches(tmp_pa
                 raise OSError(errno.ENOSPC, "No space left on device", str(path))
         real(path, data)
 
-    monkeypatch.setattr(store, "replace_atomically", filling_up)
+    monkeypatch.setattr(fileio, "replace_atomically", filling_up)
     idx = tmp_path / "idx"
     assert main(["index", str(folder), "--index-dir", str(idx), "--json"]) == 2
     out = capsys.readouterr()
@@ -54,7 +54,7 @@ def test_a_full_disk_while_embedding_exits_2_and_keeps_the_stored_batches(tmp_pa
     assert "No space left on device; the batches embedded before are kept" in meaning["reason"]
     assert (meaning["embedded"], meaning["chunks"], meaning["complete"]) == (4, 9, False)
     assert out.err.count("ragdesk: error: cannot store the meaning index") == 1
-    monkeypatch.setattr(store, "replace_atomically", real)  # space again: the next run continues
+    monkeypatch.setattr(fileio, "replace_atomically", real)  # space again: the next run continues
     assert main(["index", str(folder), "--index-dir", str(idx), "--json"]) == 0
     meaning = json.loads(capsys.readouterr().out)["meaning_index"]
     assert (meaning["embedded_now"], meaning["complete"]) == (5, True)

@@ -147,7 +147,7 @@ def test_a_refreshed_index_ranks_base_and_delta_as_one_matrix_and_quantizes_only
 def test_a_read_only_cache_still_searches_by_meaning(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Embeddings that cannot be stored stay in memory and are searched from there: the same hits and
     cosines as when they are stored."""
-    from ragdesk.core import store
+    from ragdesk.core import fileio
     from ragdesk.core.build import build_index
 
     from ..conftest import write_notes
@@ -161,8 +161,8 @@ def test_a_read_only_cache_still_searches_by_meaning(tmp_path, monkeypatch) -> N
     def refused(*_args, **_kwargs):  # type: ignore[no-untyped-def]
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(store, "preallocated_array", refused)
-    monkeypatch.setattr(store, "save_array", refused)
+    monkeypatch.setattr(fileio, "preallocated_array", refused)
+    monkeypatch.setattr(fileio, "save_array", refused)
     got = lib.search("dogs bark", mode="dense", embedder=HashEmbedder()).hits
     assert not list(lib.generation.glob("dense-*"))  # nothing stored
     assert [(h.path, h.score) for h in got] == [(h.path, h.score) for h in want] and got[0].path == "b.md"

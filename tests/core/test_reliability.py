@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ragdesk.cli import main
-from ragdesk.core import store
+from ragdesk.core import fileio, locks, store
 from ragdesk.core.analyzers import AnalyzerConfig
 from ragdesk.core.build import build_index
 from ragdesk.core.reader import IndexReader
@@ -53,7 +53,7 @@ def test_path_count_is_checked_against_the_note_count(tmp_path: Path) -> None:
     paths = json.loads(blob.read_bytes())
     blob.write_bytes(json.dumps(paths[:-1]).encode())  # one path short, same manifest
     manifest = json.loads((lib.generation / "manifest.json").read_text())
-    manifest["files"]["paths.blob"] = store.file_info(blob)  # even with a size and checksum that fit
+    manifest["files"]["paths.blob"] = fileio.file_info(blob)  # even with a size and checksum that fit
     (lib.generation / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(store.IndexDamaged, match="do not match its 5 notes"):
         IndexReader.open(folder, tmp_path / "idx")
@@ -102,7 +102,7 @@ def test_builds_of_one_index_wait_for_each_other(tmp_path: Path) -> None:
     (folder / "normal1.md").write_text("note 1 about plums\n", encoding="utf-8")
     waited = threading.Event()
     outcome: dict[str, object] = {}
-    with store.build_lock(index):
+    with locks.build_lock(index):
         t = threading.Thread(
             target=lambda: outcome.update(zip(("lib", "report"), build_index(folder, index, waiting=waited.set)))
         )
@@ -200,7 +200,7 @@ def test_damaged_derived_index_is_replaced_once(tmp_path: Path, monkeypatch: pyt
     reopened = IndexReader.open(folder, tmp_path / "idx")
     hits = reopened.search("apples", analyzer=AnalyzerConfig("stems"), k=5).hits
     assert len(hits) == 5 and derived == ["x"]
-    store.check_files(sub, store.read_manifest(sub)["files"], verify_crc=True)  # the folder was replaced
+    fileio.check_files(sub, store.read_manifest(sub)["files"], verify_crc=True)  # the folder was replaced
     again = IndexReader.open(folder, tmp_path / "idx")
     assert len(again.search("apples", analyzer=AnalyzerConfig("stems"), k=5).hits) == 5
     assert derived == ["x"]  # loaded from disk this time
@@ -331,9 +331,9 @@ def test_altered_index_bytes_never_rank_silently(
     path = lib.generation / name
     arr = np.load(path)
     np.save(path, alter(arr).astype(arr.dtype))
-    assert path.stat().st_size == store.file_info(path)["size"]
+    assert path.stat().st_size == fileio.file_info(path)["size"]
     if not small_files_checksummed:
-        monkeypatch.setattr(store, "CRC_ON_OPEN_BYTES", 0)
+        monkeypatch.setattr(fileio, "CRC_ON_OPEN_BYTES", 0)
     try:
         hits = IndexReader.open(folder, tmp_path / "idx").search("gamma alpha delta7", analyzer=stems, k=10).hits
     except store.IndexDamaged:
