@@ -37,7 +37,7 @@ from ..core.evaluate import Question, QuestionsError, load_questions
 from ..core.jobs import EvalDone, EvalJob, EvalProgress, Failed, eval_job
 from ..core.params import SearchParams
 from ..core.reader import IndexReader
-from .workers import describe, run_in_child
+from .child_process import describe, run_in_child
 
 EXPERIMENTS = {  # combo text -> experiment key
     "Compare analyzers": "analyzers",

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
 from ..core.results import Hit
 from .delegates import ContributionBarDelegate, HtmlDelegate
 from .models import ResultsModel
+from .search_worker import SearchOutcome
 from .settings import AppSettings
-from .workers import SearchOutcome
 
 RESULTS_K = 30  # one page of results; "Show more" adds as many
 WELCOME = "Welcome!"

@@ -20,9 +20,10 @@ from ..core.dense import embedder_name
 from ..core.jobs import EmbeddingProgress, MeaningIndexed, Progress, duration
 from ..core.reader import IndexReader
 from ..core.store import IndexDamaged
+from .child_process import describe
 from .settings import AppSettings
 from .watcher import FolderWatcher
-from .workers import BuildOutcome, BuildRequest, Engine, describe
+from .workers import BuildOutcome, BuildRequest, Engine
 
 # How long the status bar keeps each kind of line (ms).
 SHORT_MS, NORMAL_MS, LONG_MS, ERROR_MS = 3000, 6000, 10000, 15000

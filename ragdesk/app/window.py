@@ -29,6 +29,7 @@ from ..core.results import Hit
 from ..core.secrets import Scrubber
 from . import texts
 from .actions import build_menus, shortcuts_html
+from .child_process import describe
 from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog
 from .evaluate import EvaluateDialog
 from .explanation_pane import ExplanationPane
@@ -38,10 +39,10 @@ from .report_dialog import IndexReportDialog
 from .resources import app_icon, sample_notes_folder
 from .results_pane import RESULTS_K, ResultsPane
 from .search_bar import SearchBar
+from .search_worker import SearchOutcome, SearchRequest
 from .session import ERROR_MS, LONG_MS, NORMAL_MS, SHORT_MS, Session
 from .settings import AppSettings
 from .whynot_dialog import WhyNotDialog
-from .workers import SearchOutcome, SearchRequest, describe
 
 WELCOME_QUERY = "how do I undo a commit"
 NOTE_PREFIX = "Note: "  # status lines about the current query, cleared by the next one

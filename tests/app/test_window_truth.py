@@ -82,16 +82,16 @@ def test_a_folder_without_notes_is_walked_once_and_never_in_the_windows_thread( 
     """Counting the other files walks up to 100,000 of them: it ran in the GUI thread on every search."""
     import threading
 
-    from ragdesk.app import workers
+    from ragdesk.app import search_worker
 
     counted: list[threading.Thread] = []
-    count = workers.count_other_files
+    count = search_worker.count_other_files
 
     def counting(folder, extensions):  # type: ignore[no-untyped-def]
         counted.append(threading.current_thread())
         return count(folder, extensions)
 
-    monkeypatch.setattr(workers, "count_other_files", counting)
+    monkeypatch.setattr(search_worker, "count_other_files", counting)
     folder = write_notes(tmp_path / "pics", {"a.png": b"\x89PNG..", "sub/b.jpg": b"\xff\xd8\xff", ".hidden": "x"})
     w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "anything")
