@@ -42,7 +42,11 @@ MISSING_TERMS_SHOWN = 20  # query terms no note has, named in the result's reaso
 
 
 class Searching:
-    """Search methods over anything with analyzers, term indexes, chunks and embeddings."""
+    """Search methods over anything with analyzers, term indexes, chunks and embeddings: every
+    member of the index they read is declared here (IndexReader provides them)."""
+
+    chunk_note: np.ndarray  # chunk id -> note number
+    note_first_chunk: np.ndarray  # note number -> its first chunk id (one more entry: the chunk count)
 
     def analyzer(self, config: AnalyzerConfig) -> Analyzer:
         raise NotImplementedError

@@ -55,3 +55,19 @@ def test_no_unit_test_imports_a_benchmark_script() -> None:
             if any("benchmarks" in n.split(".") for n in names):
                 importers.append(path.name)
     assert importers == []
+
+
+def test_the_search_mixin_declares_every_member_of_the_index_it_reads() -> None:
+    """core/search.py's Searching reads the index only through members it declares (no hidden contract)."""
+    import ast
+
+    source = (Path(__file__).resolve().parents[2] / "ragdesk" / "core" / "search.py").read_text(encoding="utf-8")
+    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Searching")
+    declared = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    declared |= {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    read = {
+        n.attr
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    }
+    assert read - declared == set()
