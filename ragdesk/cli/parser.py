@@ -55,7 +55,7 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
 def _add_query_options(p: argparse.ArgumentParser) -> None:
     from ..core.analyzers import ANALYZERS, DEFAULT_ANALYZER, DEFAULT_TRIGRAM_WEIGHT, AnalyzerConfig
     from ..core.bm25 import DEFAULT_B, DEFAULT_K1
-    from ..core.dense import DEFAULT_FUSION, FUSIONS
+    from ..core.fusion import DEFAULT_FUSION, FUSIONS
     from ..core.languages import DEFAULT_QUERY_LANGUAGE, QUERY_LANGUAGES
     from ..core.modes import AUTO, MODE_CHOICES
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from .dense import QUERY_TIME_EMBED, DenseUnavailable, Embedder, dense_available, embedder_name, load_embedder
+from .dense import DenseUnavailable, Embedder, dense_available, embedder_name, load_embedder
+from .fusion import QUERY_TIME_EMBED
 
 
 class Mode(str, Enum):

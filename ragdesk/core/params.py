@@ -12,7 +12,7 @@ from typing import Any
 from .analyzers import AnalyzerConfig
 from .bm25 import DEFAULT_B, DEFAULT_K1, check_params
 from .chunking import ChunkOptions
-from .dense import DEFAULT_FUSION, FUSIONS
+from .fusion import DEFAULT_FUSION, FUSIONS
 from .loader import LoadOptions
 from .modes import MODES, Mode
 
@@ -49,7 +49,7 @@ class SearchParams:
     b: float = DEFAULT_B
     k: int = DEFAULT_K
     mode: Mode = Mode.BM25  # a string naming one is taken too ("hybrid")
-    fusion: str = DEFAULT_FUSION  # dense and hybrid: see core.dense.FUSIONS ("plain": RRF c = 60, ungrouped)
+    fusion: str = DEFAULT_FUSION  # dense and hybrid: see core.fusion.FUSIONS ("plain": RRF c = 60, ungrouped)
     group: bool | None = None  # dense and hybrid: group by note or not (None: as the fusion does)
 
     def __post_init__(self) -> None:

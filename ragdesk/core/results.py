@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .dense import Fusion
 from .explain import TermRow
+from .fusion import Fusion
 from .languages import QueryFilter
 from .modes import Mode
 from .paths import shown

@@ -17,18 +17,9 @@ import numpy as np
 from .analyzers import Analyzer, AnalyzerConfig, word_spans
 from .bm25 import DEFAULT_B, DEFAULT_K1, idf, term_score
 from .chunking import Chunk
-from .dense import (
-    FUSION_DEPTH,
-    FUSIONS,
-    QUERY_TIME_EMBED,
-    DenseUnavailable,
-    Embedder,
-    Fusion,
-    FusionConfig,
-    rrf_fuse,
-    with_note_ranks,
-)
+from .dense import DenseUnavailable, Embedder
 from .explain import TermRow
+from .fusion import FUSION_DEPTH, FUSIONS, QUERY_TIME_EMBED, Fusion, FusionConfig, rrf_fuse, with_note_ranks
 from .modes import Mode, Resolved
 from .nearest import SegmentedNearest
 from .params import SearchParams

@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .dense import FUSION_DEPTH, FUSIONS, Embedder
+from .dense import Embedder
 from .errors import NotIndexed  # noqa: F401 (re-exported)
 from .explain import TermRow, ordinal
+from .fusion import FUSION_DEPTH, FUSIONS
 from .modes import Mode
 from .params import SearchParams
 from .paths import shown

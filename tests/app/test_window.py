@@ -13,7 +13,7 @@ from ragdesk.app.models import BreakdownModel, ResultsModel
 from ragdesk.app.search_bar import PLAIN_HYBRID
 from ragdesk.app.window import MainWindow
 from ragdesk.core.bm25 import DEFAULT_B, DEFAULT_K1
-from ragdesk.core.dense import FUSIONS
+from ragdesk.core.fusion import FUSIONS
 from ragdesk.core.reader import IndexReader
 
 from .conftest import search

@@ -16,8 +16,8 @@ from ragdesk.app.models import ResultsModel
 from ragdesk.app.whynot_dialog import WhyNotDialog
 from ragdesk.app.window import MainWindow
 from ragdesk.core.bm25 import DEFAULT_B, DEFAULT_K1
-from ragdesk.core.dense import Fusion
 from ragdesk.core.explain import ordinal
+from ragdesk.core.fusion import Fusion
 from ragdesk.core.results import Hit, SearchResult
 
 from ..conftest import write_notes

@@ -33,7 +33,8 @@ import numpy as np
 
 from ragdesk.core import embeddings, fileio
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import FUSION_DEPTH, load_embedder
+from ragdesk.core.dense import load_embedder
+from ragdesk.core.fusion import FUSION_DEPTH
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
 

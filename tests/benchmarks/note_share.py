@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from ragdesk.core import evaluate as ev
-from ragdesk.core.dense import FUSIONS, load_embedder
+from ragdesk.core.dense import load_embedder
+from ragdesk.core.fusion import FUSIONS
 from ragdesk.core.reader import IndexReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -3,7 +3,7 @@ among notes, each at its best chunk, as grouped results list them).
 
 For each share of the notes embedded (a random draw of notes, five draws per share), ranks every
 question with BM25 and with hybrid over the embedded chunks alone, a chunk not embedded yet given
-`--pending` times the dense share its BM25 rank would give (core.dense.PENDING_SHARE; the product
+`--pending` times the dense share its BM25 rank would give (core.fusion.PENDING_SHARE; the product
 uses 0.5); with `--fly N`, BM25's top N chunks not embedded yet are embedded at query time and
 ranked by cosine with the rest (the vectors of the complete index stand in for them). Prints Hit@5 /
 MRR over all questions, over those whose note is embedded, and over the rest. Needs the sets'
@@ -22,7 +22,8 @@ import numpy as np
 
 from ragdesk.core import dense as dense_mod
 from ragdesk.core import evaluate as ev
-from ragdesk.core.dense import FUSION_DEPTH, FUSIONS, load_embedder, rrf_fuse
+from ragdesk.core.dense import load_embedder
+from ragdesk.core.fusion import FUSION_DEPTH, FUSIONS, rrf_fuse
 from ragdesk.core.params import SearchParams
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

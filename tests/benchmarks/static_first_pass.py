@@ -7,7 +7,7 @@ static vector is the weighted mean of its words' vectors (idf, or SIF's a / (a +
 a = 1e-3), optionally centred on the mean chunk. Queries get the same static vector, or e5's own
 query vector against the static chunks. Prints, note level (each note at its best chunk), Hit@5 /
 MRR per set for BM25, e5 (dense and hybrid) and each static variant alone and fused with BM25 the
-way hybrid is (core.dense.rrf_fuse, the tuned fusion), plus words per second. Needs the sets'
+way hybrid is (core.fusion.rrf_fuse, the tuned fusion), plus words per second. Needs the sets'
 meaning indexes (`python tests/benchmarks/tune_fusion.py --embed`); word vectors are cached beside
 them.
 
@@ -25,7 +25,8 @@ import numpy as np
 
 from ragdesk.core import evaluate as ev
 from ragdesk.core.analyzers import normalize, word_tokens
-from ragdesk.core.dense import FUSION_DEPTH, FUSIONS, load_embedder, rrf_fuse
+from ragdesk.core.dense import load_embedder
+from ragdesk.core.fusion import FUSION_DEPTH, FUSIONS, rrf_fuse
 from ragdesk.core.params import SearchParams
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -10,7 +10,7 @@ import pytest
 
 from ragdesk.core import build as build_mod
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import FUSIONS, Fusion, rrf_fuse
+from ragdesk.core.fusion import FUSIONS, Fusion, rrf_fuse
 from ragdesk.core.nearest import NearestRows
 from ragdesk.core.reader import IndexReader
 

@@ -10,7 +10,7 @@ import pytest
 
 from ragdesk.core import build as build_mod
 from ragdesk.core.build import build_index
-from ragdesk.core.dense import FUSIONS, TUNED_NOTE_WEIGHT, rrf_fuse, with_note_ranks
+from ragdesk.core.fusion import FUSIONS, TUNED_NOTE_WEIGHT, rrf_fuse, with_note_ranks
 from ragdesk.core.nearest import NearestRows, SegmentedNearest
 
 from ..conftest import write_notes
