@@ -46,8 +46,22 @@ def run_index(folder: Path, index: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def crash_rounds(work: Path, kills: int, notes: int, seed: int, say: bool = True) -> dict[str, int]:
-    """Run the kills; returns how many rounds ended in the old state, the new one, or finished."""
+def first_write(index: Path, before: set[str], proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+    """Wait until the build writes its first new entry into `index` (a generation or a temporary)."""
+    deadline = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        if any(p.name not in before and not p.name.startswith("LOCK") for p in index.iterdir()):
+            return
+        time.sleep(0.001)
+
+
+def crash_rounds(
+    work: Path, kills: int, notes: int, seed: int, say: bool = True, at_first_write: bool = False
+) -> dict[str, int]:
+    """Run the kills (after a random delay, or `at_first_write`: as soon as the build writes into the
+    index folder, before it can have published); returns how many rounds left the old state and the
+    new one, and how many of them the new generation was published in (CURRENT changed).
+    Every round's state must agree with CURRENT: the old index where it did not change."""
     rng = random.Random(seed)
     folder, old_index, new_index, index = work / "notes", work / "old", work / "new", work / "idx"
     write_folder(folder, notes, edited=False)
@@ -59,15 +73,20 @@ def crash_rounds(work: Path, kills: int, notes: int, seed: int, say: bool = True
     duration = time.perf_counter() - t0
     new = signature(folder, new_index)
     assert old != new
-    outcome = {"old": 0, "new": 0}
+    outcome = {"old": 0, "new": 0, "published": 0}
     for k in range(kills):
         shutil.rmtree(index, ignore_errors=True)
         shutil.copytree(old_index, index)
         if k % 2:  # every other round: a full build from nothing over the old index's folder
             for gen in index.glob("gen-*"):
                 (gen / "manifest.json").unlink()  # the old generation is incomplete: rebuilt in full
+        before = {p.name for p in index.iterdir()}
+        current = (index / store.CURRENT).read_text()
         proc = run_index(folder, index)
-        time.sleep(rng.uniform(0.0, duration * 0.9))
+        if at_first_write:
+            first_write(index, before, proc)
+        else:
+            time.sleep(rng.uniform(0.0, duration * 0.9))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -79,6 +98,10 @@ def crash_rounds(work: Path, kills: int, notes: int, seed: int, say: bool = True
         if state == "third":
             raise AssertionError(f"round {k}: the index is neither the old nor the new one: {got[:300]}")
         outcome[state] += 1
+        published = (index / store.CURRENT).read_text() != current
+        outcome["published"] += published
+        if published != (state == "new"):
+            raise AssertionError(f"round {k}: CURRENT {'changed' if published else 'unchanged'}, index {state}")
         # The next build finds a clean folder: no temporaries of the dead process survive it.
         assert run_index(folder, index).wait() == 0
         assert signature(folder, index) == new
