@@ -8,10 +8,9 @@ in `texts`; the menus and the shortcut help come from one table in `actions`.
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QProcess, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QFrame, QMainWindow, QMenu, QMessageBox, QScrollArea, QSplitter
 
@@ -34,6 +33,7 @@ from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog
 from .evaluate import EvaluateDialog
 from .explanation_pane import ExplanationPane
 from .index_status import IndexStatus
+from .note_opener import open_note
 from .prompt_pane import PromptPane
 from .report_dialog import IndexReportDialog
 from .resources import app_icon, sample_notes_folder
@@ -46,7 +46,6 @@ from .whynot_dialog import WhyNotDialog
 
 WELCOME_QUERY = "how do I undo a commit"
 NOTE_PREFIX = "Note: "  # status lines about the current query, cleared by the next one
-EDITOR_HINT = "code -g {path}:{line}"
 # The selected result's ranks under each analyzer are asked for once the selection has rested this
 # long: not while new results are laid out and drawn (the search thread's Python would make the
 # window's thread wait for the GIL), nor for every row passed while holding Down.
@@ -55,12 +54,6 @@ RANKS_DELAY_MS = 60
 # so the two layouts are two events of the loop, not one (each 10-15 ms; together they stalled 25-40).
 EXPLAIN_DELAY_MS = 5
 SAID_HOLD_MS = 3000  # how long a line answering the user (Copied prompt: …) stays before progress lines
-
-
-def _fill(arg: str, values: dict[str, str]) -> str:
-    for key, value in values.items():
-        arg = arg.replace(key, value)
-    return arg
 
 
 class MainWindow(QMainWindow):
@@ -520,43 +513,8 @@ class MainWindow(QMainWindow):
 
     def open_current_note(self) -> None:
         target = self._note_path()
-        if target is None:
-            return
-        path, line, page = target
-        command = self.settings.editor_command
-        if command:  # e.g. code -g {path}:{line}, or evince --page-index={page} {path} for PDFs
-            fill = {"{path}": str(path), "{line}": str(line), "{page}": str(page)}
-            args = [_fill(a, fill) for a in shlex.split(command)]
-            started, _pid = QProcess.startDetached(args[0], args[1:]) if args else (False, 0)  # (ok, pid)
-            if not started:
-                self._show_error(f"Could not run the editor command: {command}")
-            return
-        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-            self.statusBar().showMessage(
-                f"Opened {path.name} in the system's app for it; to open notes at their line, set an editor "
-                f"command in Settings (Ctrl+,), e.g. {EDITOR_HINT}",
-                NORMAL_MS + 2000,
-            )
-            return
-        self._offer_editor_setting(path)
-
-    def _offer_editor_setting(self, path: Path) -> None:
-        """No editor command and no app for the file: say so, and offer Settings (Ctrl+Return was silent)."""
-        message = (
-            f"No editor command is set, and the system has no app to open {path.name}. Set one in "
-            f"Settings (Ctrl+,), e.g. {EDITOR_HINT} or gedit +{{line}} {{path}}."
-        )
-        self.statusBar().showMessage(message, ERROR_MS)
-        if os.environ.get("RAGDESK_NO_DIALOGS"):
-            return
-        answer = QMessageBox.question(
-            self,
-            "Open in editor",
-            message + "\n\nOpen Settings now?",
-            QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
-        )
-        if answer == QMessageBox.StandardButton.Open:
-            self.edit_settings()
+        if target is not None:
+            open_note(self, *target)
 
     def reveal_current_note(self) -> None:
         target = self._note_path()

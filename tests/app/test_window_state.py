@@ -170,9 +170,8 @@ def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monke
     assert f"· p. {pages} · score" in w.chunk_title.text()
     assert f"[1] (report.pdf › p. {pages})" in w.prompt_preview.toPlainText()
     started: list[list[str]] = []
-    monkeypatch.setattr(
-        "ragdesk.app.window.QProcess.startDetached", lambda program, args: (started.append([program, *args]) or True, 1)
-    )
+    detached = lambda program, args: (started.append([program, *args]) or True, 1)  # noqa: E731
+    monkeypatch.setattr("ragdesk.app.note_opener.QProcess.startDetached", detached)
     w.settings.set("editor/command", "okular --page {page} {path}")
     w.open_current_note()
     assert started == [["okular", "--page", str(pages), str(folder.resolve() / "report.pdf")]]

@@ -102,7 +102,7 @@ def test_a_folder_without_notes_is_walked_once_and_never_in_the_windows_thread( 
 
 def test_open_in_editor_without_an_editor_says_so(window: MainWindow, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
-    monkeypatch.setattr("ragdesk.app.window.QDesktopServices.openUrl", lambda url: False)
+    monkeypatch.setattr("ragdesk.app.note_opener.QDesktopServices.openUrl", lambda url: False)
     window.open_current_note()
     assert (
         window.statusBar()
