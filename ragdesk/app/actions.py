@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from operator import attrgetter
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
@@ -16,7 +17,7 @@ Key = QKeySequence.StandardKey | str | None
 class ActionSpec:
     menu: str
     text: str
-    slot: str  # the name of the window's method the action calls
+    slot: str  # the window's method the action calls, by its name or dotted path ("dialogs.show_about")
     shortcut: Key
     name: str  # the action's objectName (a contract: scripts find actions by it)
     help: str  # the line in the shortcut help; "" leaves it out
@@ -32,7 +33,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Open a notes folder",
     ),
     ActionSpec("&File", "Re&fresh Index", "refresh", "F5", "refreshAction", "Refresh the index"),
-    ActionSpec("&File", "&Settings…", "edit_settings", "Ctrl+,", "settingsAction", "Settings"),
+    ActionSpec("&File", "&Settings…", "dialogs.edit_settings", "Ctrl+,", "settingsAction", "Settings"),
     ActionSpec("&File", "&Quit", "close", QKeySequence.StandardKey.Quit, "quitAction", ""),
     ActionSpec("&Edit", "&Find", "focus_search", "Ctrl+L", "focusSearchAction", "Focus the search field"),
     ActionSpec(
@@ -48,7 +49,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "&Edit",
         "Copy &Explanation",
-        "copy_explanation",
+        "flow.copy_explanation",
         "Ctrl+Shift+E",
         "copyExplanationAction",
         "Copy the selected result's explanation",
@@ -64,16 +65,16 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "&Edit",
         "&Why Not This Note?…",
-        "show_why_not",
+        "dialogs.show_why_not",
         "Ctrl+J",
         "whyNotAction",
         "Why not this note? Pick the note you expected: its rank and every term beside the top hit's",
     ),
-    ActionSpec("&Edit", "Prompt &Instructions…", "edit_instructions", None, "instructionsAction", ""),
+    ActionSpec("&Edit", "Prompt &Instructions…", "dialogs.edit_instructions", None, "instructionsAction", ""),
     ActionSpec(
         "&Tools",
         "&Evaluate on Questions…",
-        "show_evaluation",
+        "dialogs.show_evaluation",
         "Ctrl+Shift+V",
         "evaluateAction",
         "Evaluate retrieval on a questions file",
@@ -81,7 +82,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "&Tools",
         "What Was &Indexed…",
-        "show_index_report",
+        "dialogs.show_index_report",
         "Ctrl+I",
         "indexReportAction",
         "What was indexed: every file with its status (also: click the file count in the status bar)",
@@ -102,8 +103,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "revealAction",
         "Reveal the selected note in its folder",
     ),
-    ActionSpec("&Help", "&Keyboard Shortcuts", "show_shortcuts", "F1", "shortcutsAction", "This list"),
-    ActionSpec("&Help", "&About ragdesk", "show_about", None, "aboutAction", ""),
+    ActionSpec("&Help", "&Keyboard Shortcuts", "dialogs.show_shortcuts", "F1", "shortcutsAction", "This list"),
+    ActionSpec("&Help", "&About ragdesk", "dialogs.show_about", None, "aboutAction", ""),
 )
 
 # Keys that act inside a widget, not through a menu.
@@ -120,7 +121,7 @@ def key_text(shortcut: Key) -> str:
 
 
 def build_menus(window: QMainWindow) -> dict[str, QMenu]:
-    """Add ACTIONS to the window's menu bar, each calling the window's method of its `slot` name."""
+    """Add ACTIONS to the window's menu bar, each calling the window's method its `slot` names."""
     menus: dict[str, QMenu] = {}
     for spec in ACTIONS:
         menu = menus.get(spec.menu)
@@ -130,7 +131,7 @@ def build_menus(window: QMainWindow) -> dict[str, QMenu]:
         act.setObjectName(spec.name)
         if spec.shortcut is not None:
             act.setShortcut(QKeySequence(spec.shortcut))
-        slot = getattr(window, spec.slot)
+        slot = attrgetter(spec.slot)(window)
         act.triggered.connect(lambda _checked=False, slot=slot: slot())
         menu.addAction(act)
     return menus

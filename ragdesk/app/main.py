@@ -80,7 +80,7 @@ def smoke_test() -> int:
         window.build_state_changed.connect(lambda state: state == "failed" and app.quit())
         QTimer.singleShot(120_000, app.quit)
         window.show()
-        window.search_field.setText("undo a commit")  # a query, so the hybrid search after the meaning index shows
+        window.search_bar.field.setText("undo a commit")  # a query, so the hybrid search after the meaning index shows
         window.open_folder(str(sample_notes_folder()))
         app.exec()
         window.close()

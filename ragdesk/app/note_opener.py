@@ -63,4 +63,4 @@ def _offer_editor_setting(window: Any, path: Path) -> None:
         QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
     )
     if answer == QMessageBox.StandardButton.Open:
-        window.edit_settings()
+        window.dialogs.edit_settings()

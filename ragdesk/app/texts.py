@@ -137,6 +137,15 @@ def index_status_text(library: IndexReader) -> str:
     return text
 
 
+def welcome_text(query: str) -> str:
+    """The first start's line above the sample notes' results."""
+    return (
+        "Welcome! These are ragdesk's sample notes. Try a question such as "
+        f"“{query}”. Select a result to see why it ranked (right), "
+        "and press Copy prompt (Ctrl+Shift+C) to paste a ready prompt into your chat assistant."
+    )
+
+
 def no_notes_text(extensions: tuple[str, ...], other_files: int, skipped: int) -> str:
     """For a folder with no notes: what was looked for and how many other files were passed over."""
     shown_exts = ", ".join(extensions[:4]) + (", …" if len(extensions) > 4 else "")

@@ -72,7 +72,7 @@ def open_window(make_window, qtbot, folder: Path) -> MainWindow:  # type: ignore
 
 def search(qtbot, w: MainWindow, text: str):  # type: ignore[no-untyped-def]
     """Type a query like a person and wait for the results it produces."""
-    w.search_field.clear()
+    w.search_bar.field.clear()
     with qtbot.waitSignal(w.results_shown, timeout=10000, check_params_cb=lambda r: r.query == text) as blocker:
-        qtbot.keyClicks(w.search_field, text)
+        qtbot.keyClicks(w.search_bar.field, text)
     return blocker.args[0]

@@ -16,8 +16,8 @@ def test_repainting_results_keeps_none_alive(window: MainWindow, qtbot) -> None:
     None; the delegates did that hundreds of times per repaint and Python 3.10/3.11 died with
     "none_dealloc" after ~15 minutes. 300 repaints of both tables must not lower None's count."""
     search(qtbot, window, "rebase history")
-    assert window.results_model.rowCount() == 3 and window.breakdown_model.rowCount() > 10
-    views = (window.results_view.viewport(), window.breakdown_view.viewport())
+    assert window.results_pane.model.rowCount() == 3 and window.explanation_pane.breakdown_model.rowCount() > 10
+    views = (window.results_pane.view.viewport(), window.explanation_pane.breakdown_view.viewport())
     for view in views:
         view.repaint()
     before = sys.getrefcount(None)

@@ -19,28 +19,29 @@ def test_secret_is_redacted_on_the_clipboard_unless_allowed_once(make_window, tm
     folder = write_notes(tmp_path / "n", {"deploy.md": "# Deploy\n\nTo deploy, use the key AKIAIOSFODNN7EXAMPLE.\n"})
     w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "deploy key")
-    assert w.allow_secrets_check.isVisible() and not w.allow_secrets_check.isChecked()
-    assert "1 secret(s) redacted ([1] line 3: AWS access key)" in w.prompt_info.text()
-    marks = w.prompt_preview.extraSelections()
+    assert w.prompt_pane.allow_secrets_check.isVisible() and not w.prompt_pane.allow_secrets_check.isChecked()
+    assert "1 secret(s) redacted ([1] line 3: AWS access key)" in w.prompt_pane.info.text()
+    marks = w.prompt_pane.preview.extraSelections()
     assert [m.cursor.selectedText() for m in marks] == ["[REDACTED AWS access key]"]
     with qtbot.waitSignal(w.prompt_copied) as copied:
-        qtbot.mouseClick(w.copy_prompt_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(w.prompt_pane.copy_button, Qt.MouseButton.LeftButton)
     clip = QGuiApplication.clipboard().text()
     assert copied.args[0] == clip and "AKIAIOSFODNN7EXAMPLE" not in clip
     assert "> To deploy, use the key [REDACTED AWS access key]." in clip
     assert w.statusBar().currentMessage().endswith(", 1 secret(s) redacted")
-    w.allow_secrets_check.setChecked(True)  # this copy only
-    assert "AKIAIOSFODNN7EXAMPLE" in w.prompt_preview.toPlainText()
+    w.prompt_pane.allow_secrets_check.setChecked(True)  # this copy only
+    assert "AKIAIOSFODNN7EXAMPLE" in w.prompt_pane.preview.toPlainText()
     with qtbot.waitSignal(w.prompt_copied):
-        qtbot.mouseClick(w.copy_prompt_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(w.prompt_pane.copy_button, Qt.MouseButton.LeftButton)
     assert "AKIAIOSFODNN7EXAMPLE" in QGuiApplication.clipboard().text()
-    assert not w.allow_secrets_check.isChecked() and "AKIAIOSFODNN7EXAMPLE" not in w.prompt_preview.toPlainText()
+    pane = w.prompt_pane
+    assert not pane.allow_secrets_check.isChecked() and "AKIAIOSFODNN7EXAMPLE" not in pane.preview.toPlainText()
 
 
 def test_xml_format_in_the_preview(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
-    window.format_combo.setCurrentIndex(window.format_combo.findData("xml"))
-    text = window.prompt_preview.toPlainText()
+    window.prompt_pane.format_combo.setCurrentIndex(window.prompt_pane.format_combo.findData("xml"))
+    text = window.prompt_pane.preview.toPlainText()
     assert '<excerpt n="1" source="git.md › Git › Rebase" lines="1-5">' in text and "</excerpts>" in text
     assert window.prompt is not None and window.prompt.format == "xml"
 
@@ -49,7 +50,7 @@ def test_why_not_picker_explains_the_expected_note(window: MainWindow, qtbot) ->
     from PySide6.QtCore import Qt as QtKeys
 
     search(qtbot, window, "rebase history")
-    dialog = window.show_why_not()
+    dialog = window.dialogs.show_why_not()
     assert dialog is not None and dialog.proxy.rowCount() == 3  # the indexed notes (bin.md was skipped)
     qtbot.keyClicks(dialog.filter_edit, "indu")
     assert dialog.proxy.rowCount() == 1
@@ -70,7 +71,7 @@ def test_why_not_picker_explains_the_expected_note(window: MainWindow, qtbot) ->
 
 def test_why_not_for_a_skipped_note_says_why_it_is_not_indexed(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
-    dialog = window.show_why_not()
+    dialog = window.dialogs.show_why_not()
     assert dialog is not None
     with qtbot.waitSignal(window.engine.searcher.why_not_failed, timeout=10000) as failed:
         dialog.note_chosen.emit("bin.md")  # skipped: the picker does not offer it, a stale list could
@@ -84,7 +85,7 @@ def test_why_not_for_a_skipped_note_says_why_it_is_not_indexed(window: MainWindo
 def test_index_report_dialog_lists_filters_and_exports(window: MainWindow, qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import csv
 
-    qtbot.mouseClick(window.index_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.index_status.index_button, Qt.MouseButton.LeftButton)
     dialog = window.findChild(QDialog, "indexReportDialog")
     assert dialog is not None and dialog.isVisible()
     assert dialog.totals_label.text().startswith("3 indexed, 0 decoded with a fallback, 1 skipped · ")
@@ -103,11 +104,11 @@ def test_index_report_dialog_lists_filters_and_exports(window: MainWindow, qtbot
 
 
 def test_fold_accents_finds_a_query_typed_without_diacritics(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    window.analyzer_combo.setCurrentText("stems")
+    window.search_bar.analyzer_combo.setCurrentText("stems")
     result = search(qtbot, window, "dukazova")
     assert result.hits == [] and result.reason == "none of the query terms occur in the notes"
     with qtbot.waitSignal(window.results_shown, timeout=20000) as shown_:
-        window.fold_accents_check.setChecked(True)
+        window.search_bar.fold_accents_check.setChecked(True)
     assert shown_.args[0].hits[0].path == "cs/indukce.md"
     assert window.current_analyzer().fold_accents
     window.save_state()
@@ -122,9 +123,9 @@ def test_instruction_templates_are_saved_and_used(window: MainWindow, qtbot) -> 
     dialog.editor.setPlainText("Answer in Czech, citing [n].")
     dialog.name_edit.setText("Czech")
     dialog.save_template()
-    window.apply_instructions(dialog)
+    window.dialogs.apply_instructions(dialog)
     assert window.settings.instruction_templates() == {"Czech": "Answer in Czech, citing [n]."}
-    assert window.prompt_preview.toPlainText().startswith("Answer in Czech, citing [n].\n\nExcerpts:")
+    assert window.prompt_pane.preview.toPlainText().startswith("Answer in Czech, citing [n].\n\nExcerpts:")
     again = InstructionsDialog(window.settings.instructions, window.settings.instruction_templates(), window)
     again.template_combo.setCurrentIndex(again.template_combo.findData("Default"))
     again._on_template_activated(again.template_combo.findData("Default"))
@@ -140,9 +141,9 @@ def test_overlapping_results_of_a_note_are_pasted_once(make_window, tmp_path: Pa
     result = search(qtbot, w, "w050 w070")
     n = len(result.hits)
     assert n >= 2 and {h.path for h in result.hits} == {"long.md"}  # its neighbouring chunks
-    assert w.prompt_info.text().startswith("1 excerpt, ")
-    assert f" · {n - 1} result(s) joined to the overlapping excerpt of their note" in w.prompt_info.text()
-    assert w.prompt_preview.toPlainText().count("w071") == 1  # in the overlap of two chunks: pasted once
+    assert w.prompt_pane.info.text().startswith("1 excerpt, ")
+    assert f" · {n - 1} result(s) joined to the overlapping excerpt of their note" in w.prompt_pane.info.text()
+    assert w.prompt_pane.preview.toPlainText().count("w071") == 1  # in the overlap of two chunks: pasted once
 
 
 def test_result_cards_and_the_explanation_show_secrets_masked_until_revealed(  # type: ignore[no-untyped-def]
@@ -161,7 +162,7 @@ def test_result_cards_and_the_explanation_show_secrets_masked_until_revealed(  #
     )
     w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "deploy")
-    model, view = w.results_model, w.results_pane.view
+    model, view = w.results_pane.model, w.results_pane.view
     rows = {model.hit_at(r).path: r for r in range(model.rowCount())}  # type: ignore[union-attr]
     shown = {path: model.snippet_html(row) or "" for path, row in rows.items()}
     assert "Tr0ub4dor" not in shown["db.md"] and "DB_PASSWORD=" + "•" * 14 in shown["db.md"]
@@ -175,10 +176,10 @@ def test_result_cards_and_the_explanation_show_secrets_masked_until_revealed(  #
     assert "DB_PASSWORD=Tr0ub4dor&3xyz" in w.explanation_pane.chunk_view.toPlainText()
     assert "Tr0ub4dor" in (model.snippet_html(rows["db.md"]) or "") and not reveal.isVisibleTo(w)
     assert token not in (model.snippet_html(rows[f"keys/{token}.md"]) or "")  # that chunk only
-    assert "Tr0ub4dor" not in w.prompt_preview.toPlainText() and token not in w.prompt_preview.toPlainText()
+    assert "Tr0ub4dor" not in w.prompt_pane.preview.toPlainText() and token not in w.prompt_pane.preview.toPlainText()
     view.selectRow(rows[f"keys/{token}.md"])
     assert token not in w.explanation_pane.chunk_title.text() and reveal.isVisibleTo(w)
-    qtbot.mouseClick(w.copy_explanation_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(w.explanation_pane.copy_explanation_button, Qt.MouseButton.LeftButton)
     assert token not in QGuiApplication.clipboard().text() and "[REDACTED GitHub token]" in (
         QGuiApplication.clipboard().text()
     )

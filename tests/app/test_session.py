@@ -76,7 +76,7 @@ def test_a_build_process_that_dies_is_reported_and_the_index_kept(  # type: igno
     assert window.statusBar().currentMessage() == (
         "Indexing failed: the indexing process stopped unexpectedly (exit code 3). The previous index is still in use."
     )
-    assert window.library is before and not window.progress.isVisible()
+    assert window.library is before and not window.index_status.progress.isVisible()
     assert search(qtbot, window, "rebase history").hits  # still searchable
 
 

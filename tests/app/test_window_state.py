@@ -45,10 +45,10 @@ def test_switching_folders_mid_build_stops_the_old_build(make_window, tmp_path: 
 def test_pins_and_unticks_follow_their_passage(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     result = search(qtbot, window, "rebase history")
     assert [h.heading for h in result.hits] == ["Git › Rebase", "Clip", "Git › Merge"]
-    window.results_view.selectRow(2)
+    window.results_pane.view.selectRow(2)
     window.toggle_pin()
     assert window.pinned is not None and window.pinned.heading == "Git › Merge"
-    model = window.results_model
+    model = window.results_pane.model
     model.setData(model.index(1, ResultsModel.COL_USE), Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole)
     # A new note sorts before git.md: every chunk id after it shifts by one.
     (notes / "a-first.md").write_text("# First\n\nunrelated words about apples\n", encoding="utf-8")
@@ -68,7 +68,7 @@ def test_pins_and_unticks_follow_their_passage(window: MainWindow, notes: Path, 
 
 def test_unpinned_with_a_word_when_the_passage_changed(window: MainWindow, notes: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
-    window.results_view.selectRow(1)
+    window.results_pane.view.selectRow(1)
     window.toggle_pin()
     assert window.pinned is not None and window.pinned.path == "clip.md"
     (notes / "clip.md").write_text("# Clip\n\nA different text now, about rebase.\n", encoding="utf-8")
@@ -125,9 +125,9 @@ def test_rank_lookup_failure_is_shown(window: MainWindow, monkeypatch, qtbot) ->
         raise store.IndexDamaged("index file docs.npy fails its checksum")
 
     monkeypatch.setattr(type(lib), "rank_of", damaged)
-    window.results_view.selectRow(1)
-    qtbot.waitUntil(lambda: "not available" in window.ranks_label.text(), timeout=10000)
-    assert window.ranks_label.text() == (
+    window.results_pane.view.selectRow(1)
+    qtbot.waitUntil(lambda: "not available" in window.explanation_pane.ranks_label.text(), timeout=10000)
+    assert window.explanation_pane.ranks_label.text() == (
         "Rank under each analyzer — not available: index file docs.npy fails its checksum"
     )
 
@@ -142,9 +142,9 @@ def test_ranks_under_an_analyzer_not_derived_are_not_derived_in_the_window(  # t
 
     monkeypatch.setattr(segment, "PARALLEL_DERIVE_POSTINGS", 0)  # every folder counts as large
     search(qtbot, window, "rebase history")
-    window.results_view.selectRow(1)
-    qtbot.waitUntil(lambda: "trigrams:" in window.ranks_label.text(), timeout=10000)
-    text = window.ranks_label.text()
+    window.results_pane.view.selectRow(1)
+    qtbot.waitUntil(lambda: "trigrams:" in window.explanation_pane.ranks_label.text(), timeout=10000)
+    text = window.explanation_pane.ranks_label.text()
     assert text.startswith("Rank under each analyzer — words: not indexed yet · stems: ")
     assert "not indexed yet" not in text.split("·", 1)[1]  # stems, trigrams and combined are ranked
     lib = window.library
@@ -166,9 +166,9 @@ def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monke
     qtbot.waitUntil(lambda: not w.engine.building, timeout=20000)
     result = search(qtbot, w, "zanzibar clause")
     assert result.hits[0].page == pages
-    assert w.results_model.index(0, ResultsModel.COL_SOURCE).data() == f"report.pdf › p. {pages}"
-    assert f"· p. {pages} · score" in w.chunk_title.text()
-    assert f"[1] (report.pdf › p. {pages})" in w.prompt_preview.toPlainText()
+    assert w.results_pane.model.index(0, ResultsModel.COL_SOURCE).data() == f"report.pdf › p. {pages}"
+    assert f"· p. {pages} · score" in w.explanation_pane.chunk_title.text()
+    assert f"[1] (report.pdf › p. {pages})" in w.prompt_pane.preview.toPlainText()
     started: list[list[str]] = []
     detached = lambda program, args: (started.append([program, *args]) or True, 1)  # noqa: E731
     monkeypatch.setattr("ragdesk.app.note_opener.QProcess.startDetached", detached)

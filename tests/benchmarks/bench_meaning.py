@@ -99,7 +99,7 @@ def main() -> int:
         searcher = QTimer()
         searcher.setInterval(2000)
         asked = ["jak synchronizovat poznámky mezi zařízeními", "synchronizace mezi zařízeními"]
-        searcher.timeout.connect(lambda: window.search_field.setText(asked[len(partial) % 2]))
+        searcher.timeout.connect(lambda: window.search_bar.field.setText(asked[len(partial) % 2]))
 
         def edit() -> None:
             lib = window.library
@@ -119,7 +119,7 @@ def main() -> int:
                 counts["chunks"] = msg.chunks
                 QTimer.singleShot(int(args.edit_after * 1000), edit)
                 if args.hybrid:
-                    window.mode_combo.setCurrentText("hybrid")
+                    window.search_bar.mode_combo.setCurrentText("hybrid")
                     searcher.start()
             elif "edit" in t and "resumed_total" not in counts and msg.done == 0:
                 counts["resumed_total"], counts["stored_before"] = msg.total, msg.embedded
@@ -133,7 +133,7 @@ def main() -> int:
                 t["bm25"] = total.elapsed() / 1000
             if edited and "edit_shown" not in t and any(h.path == edited[0] for h in hits):
                 t["edit_shown"] = total.elapsed() / 1000 - t["edit"]
-                window.search_field.setText("jak synchronizovat poznámky mezi zařízeními")
+                window.search_bar.field.setText("jak synchronizovat poznámky mezi zařízeními")
                 if args.hybrid:
                     searcher.start()
             if (
@@ -149,12 +149,12 @@ def main() -> int:
 
         def on_state(state: str) -> None:
             if state == "built" and edited and "edit_shown" not in t:
-                window.search_field.setText("zyxwvutsr")
+                window.search_bar.field.setText("zyxwvutsr")
 
         window.session.build_progressed.connect(on_progress)
         window.build_state_changed.connect(on_state)
         window.results_shown.connect(on_results)
-        window.search_field.setText("synchronizace")
+        window.search_bar.field.setText("synchronizace")
         clock.start()
         total.start()
         ticker.start()

@@ -70,7 +70,7 @@ def one_run(app: QApplication, folder: Path, embedding: bool) -> list[float]:
                 app.quit()
                 return
             state["armed"] = 1
-            window.search_field.setText(QUESTIONS[int(state["i"])])
+            window.search_bar.field.setText(QUESTIONS[int(state["i"])])
 
         def on_results(result: object) -> None:
             if state["i"] < 0:
@@ -89,7 +89,7 @@ def one_run(app: QApplication, folder: Path, embedding: bool) -> list[float]:
         ticker.timeout.connect(tick)
         window.results_shown.connect(on_results)
         window.session.build_progressed.connect(on_progress)
-        window.search_field.setText("poznámka")
+        window.search_bar.field.setText("poznámka")
         clock.start()
         ticker.start()
         window.open_folder(str(folder))
