@@ -106,8 +106,9 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
     interrupted run keeps its finished batches (and the refresh copied the rows of unchanged notes).
     Returns what the JSON reports."""
     from ..core.dense import MEANING_ENV, DenseUnavailable, embedder_name, load_embedder, meaning_index_default
-    from ..core.embeddings import EmbeddingCancelled, GenerationReplaced, MeaningIndexUnwritable
+    from ..core.embeddings import EmbeddingCancelled, MeaningIndexUnwritable
     from ..core.jobs import EmbeddingProgress
+    from ..core.meaning_writer import MeaningRun, repair_meaning
     from ..core.reader import IndexReader
 
     name = embedder_name(args.embedder)
@@ -120,32 +121,31 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
         except DenseUnavailable as exc:
             state["reason"] = f"BM25 only: {exc}"
         else:
-            for line in lib.repair_meaning(embedder, verify=args.verify):
+            for line in repair_meaning(lib, embedder, verify=args.verify):
                 print(f"ragdesk: {line}", file=sys.stderr)
             t0 = run_t0 = time.monotonic()
             show = sys.stderr.isatty()
-            earlier = 0  # chunks embedded into generations another process has since replaced
+            run = MeaningRun(lib, embedder)
 
             def progress(done: int, total: int) -> None:
-                state["embedded_now"] = earlier + done
                 if show:  # the window's status line; the chunks not to do were stored already
-                    chunks = lib.n_chunks
+                    chunks = run.reader.n_chunks
                     msg = EmbeddingProgress(done, total, time.monotonic() - run_t0, chunks - total, chunks)
                     print(f"\r{msg.line()}  ", end="", file=sys.stderr, flush=True)
 
-            while True:
-                try:
-                    lib.segment_dense(embedder, progress=progress, waiting=say_meaning_waiting)
-                except GenerationReplaced:  # e.g. the window refreshed an edit: go on with its index
-                    print(f"{chr(10) if show else ''}ragdesk: {REPLACED}", file=sys.stderr)
-                    earlier, run_t0 = state["embedded_now"], time.monotonic()
-                    lib = IndexReader.open(lib.folder, lib.root, reuse=lib)
-                    continue
-                except (EmbeddingCancelled, KeyboardInterrupt):
-                    state["reason"] = INTERRUPTED
-                except MeaningIndexUnwritable as exc:
-                    state["reason"] = f"{STOPPED}{exc}"
-                break
+            def replaced(reader: IndexReader) -> IndexReader:  # e.g. the window refreshed an edit: go on with its index
+                nonlocal run_t0
+                print(f"{chr(10) if show else ''}ragdesk: {REPLACED}", file=sys.stderr)
+                run_t0 = time.monotonic()
+                return IndexReader.open(reader.folder, reader.root, reuse=reader)
+
+            try:
+                run.complete(progress, waiting=say_meaning_waiting, replaced=replaced)
+            except (EmbeddingCancelled, KeyboardInterrupt):
+                state["reason"] = INTERRUPTED
+            except MeaningIndexUnwritable as exc:
+                state["reason"] = f"{STOPPED}{exc}"
+            lib, state["embedded_now"] = run.reader, run.embedded
             state["seconds"] = round(time.monotonic() - t0, 2)
             if show:
                 print(file=sys.stderr)

@@ -76,16 +76,17 @@ def search_params(args: argparse.Namespace, mode: str = "bm25", k: int | None = 
 
 def resolve_mode(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:
     """Which search --mode runs on this index, why, and its model (core.modes.resolve), after
-    embedding the few chunks a refresh added (_catch_up); a clear error when dense or hybrid was
+    embedding the few chunks a refresh added (core.meaning_writer.catch_up); a clear error when dense or hybrid was
     asked for and the model is not installed. While the meaning index is unfinished (`ragdesk index`
     or the window may be computing it), auto, dense and hybrid search the chunks embedded so far, as
     the window does; `partial=False` (eval: a measurement) keeps auto on BM25 and computes the rest
     first for dense and hybrid."""
     from ..core.dense import DenseUnavailable, dense_available, load_embedder
+    from ..core.meaning_writer import catch_up
     from ..core.modes import Mode, resolve
 
     if args.mode != Mode.BM25 and dense_available(args.embedder):
-        _catch_up(lib, args.embedder)
+        catch_up(lib, args.embedder)
     resolved = resolve(lib, args.mode, args.embedder, partial=partial, compute_unstarted=True)
     if args.mode in (Mode.DENSE, Mode.HYBRID) and resolved.embedder is None:
         try:
@@ -93,33 +94,6 @@ def resolve_mode(args: argparse.Namespace, lib: Any, partial: bool = True) -> An
         except DenseUnavailable as exc:
             raise CliError(str(exc)) from exc
     return resolved
-
-
-CATCH_UP_MAX = 64  # chunks: a refresh's few new ones are embedded before an auto search (seconds)
-
-
-def _catch_up(lib: Any, spec: str) -> bool:
-    """Embed the few chunks a refresh added to a folder whose meaning index was complete (the rest
-    were stored, or copied by the refresh), so an edit does not turn auto back to BM25 until the next
-    `ragdesk index`. True when the meaning index is complete afterwards."""
-    from ..core import embeddings
-    from ..core.dense import DenseUnavailable, embedder_name, load_embedder
-
-    name = embedder_name(spec)
-    if lib.has_dense(name):
-        return True
-    if lib.dense_progress(name)[0] == 0:
-        return False  # never embedded: that is `ragdesk index`'s work (minutes to hours), not a search's
-    try:
-        with embeddings.writing_rows(lib.root, cancelled=lambda: True):  # busy: another process embeds it
-            missing = [s for s in lib.segments if embeddings.load_rows(s, name) is None]
-            plans = [embeddings.plan_segment(s, name) for s in missing]
-            if sum(len(p.todo) for p in plans) > CATCH_UP_MAX:
-                return False
-            embeddings.embed_plans(plans, load_embedder(spec))
-    except (DenseUnavailable, OSError, embeddings.EmbeddingCancelled):
-        return False
-    return lib.has_dense(name)
 
 
 def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:

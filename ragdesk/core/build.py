@@ -250,14 +250,14 @@ class _Build:
             skipped = _skipped(previous, plan, results)
             delta = _plan_delta(previous, plan)
             if delta is not None:
-                reader = write_delta(
+                published = write_delta(
                     self.folder, self.root, self.settings, delta, results, skipped, self.before_publish
                 )
             else:
                 derive = (
                     _derive_in(pool, self.warm, self.cancelled) if pool is not None and self.warm is not None else None
                 )
-                reader = write_full(
+                published = write_full(
                     self.folder,
                     self.root,
                     self.settings,
@@ -269,6 +269,7 @@ class _Build:
                     derive,
                     self.before_publish,
                 )
+        reader = IndexReader(self.folder, self.root, published.generation, published.manifest, published.segments)
         if self.warm is not None:
             reader.warm(self.warm)
         return reader

@@ -1,11 +1,12 @@
 """Dense vectors of a segment's chunks ("the meaning index"): computed in batches, stored beside the
 segment's arrays, resumed after a crash, reused on refresh.
 
-Each segment stores its own rows (`dense-<model>.npy`, float16, one row per chunk); a reader lays
-them out in its numbering (see IndexReader.dense_matrix). While a segment is being embedded its rows
-live in `dense-<model>.partial.npy` with a bit per chunk in `dense-<model>.done` saying which rows
-are written: each batch is flushed before its bits are, so a crash or a cancel loses at most the
-batch under way, and the next run continues where this one stopped.
+Each segment stores its own rows (`dense-<model>.npy`, float16, one row per chunk), computed by
+core.meaning_writer; a reader lays them out in its numbering (IndexReader.stored_dense). While a
+segment is being embedded its rows live in `dense-<model>.partial.npy` with a bit per chunk in
+`dense-<model>.done` saying which rows are written: each batch is flushed before its bits are, so
+a crash or a cancel loses at most the batch under way, and the next run continues where this one
+stopped.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from .build import BuildCancelled, BuildReport, build_index
 from .dense import Embedder, dense_available, load_embedder
 from .embeddings import EmbeddingCancelled, GenerationReplaced
 from .evaluate import Question, chunk_sweep, compare_analyzers, param_grid
+from .meaning_writer import MeaningRun, repair_meaning
 from .orphans import exit_with_parent
 from .params import IndexSettings, SearchParams
 from .reader import IndexReader
@@ -272,25 +273,23 @@ def _say_meaning_waiting(queue: Any) -> Callable[[], None]:
 
 def embed_index(reader: IndexReader, embedder: Embedder, queue: Any, cancelled: Callable[[], bool]) -> None:
     """Compute `reader`'s missing embeddings, reporting EmbeddingProgress at most every
-    PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`). A damaged
-    meaning index is removed first and so embedded again here, in the background (IndexReader.repair_meaning)."""
-    for line in reader.repair_meaning(embedder):
+    PROGRESS_INTERVAL_S and MeaningIndexed at the end (EmbeddingCancelled when `cancelled`;
+    GenerationReplaced when another process publishes: the window refreshes). A damaged meaning
+    index is removed first and so embedded again here, in the background (meaning_writer.repair_meaning)."""
+    for line in repair_meaning(reader, embedder):
         print(f"ragdesk: {line}", file=sys.stderr)
     embedded, chunks = reader.dense_progress(embedder.name)
     t0 = time.monotonic()
     pace = _Pace()
-    count = 0
 
     def progress(done: int, total: int) -> None:
-        nonlocal count
-        count = done
         if pace.due(done, total):  # the chunks not to do were stored already
             queue.put(EmbeddingProgress(done, total, time.monotonic() - t0, chunks - total, chunks))
 
     if embedded < chunks:
         queue.put(EmbeddingProgress(0, chunks - embedded, 0.0, embedded, chunks))
-    reader.segment_dense(embedder, progress=progress, cancelled=cancelled, waiting=_say_meaning_waiting(queue))
-    queue.put(MeaningIndexed(embedder.name, count, time.monotonic() - t0))
+    run = MeaningRun(reader, embedder).complete(progress, cancelled, waiting=_say_meaning_waiting(queue))
+    queue.put(MeaningIndexed(embedder.name, run.embedded, time.monotonic() - t0))
 
 
 def eval_job(job: EvalJob, queue: Any, cancel: Any) -> None:

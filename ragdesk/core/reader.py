@@ -6,7 +6,6 @@ breakdowns and chunk texts all come from an `IndexReader` (searching: see core.s
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import numpy as np
 from . import embeddings, fileio, store
 from .analyzers import Analyzer, AnalyzerConfig
 from .arrays import ranges
-from .dense import DenseUnavailable, E5Embedder, Embedder
+from .dense import DenseUnavailable, E5Embedder
 from .derive import segment_sums, terms_of_rows
 from .layout import Layout
 from .lexicon import word_list
@@ -75,6 +74,7 @@ class IndexReader(ChunkTable, Searching):
         self._forward: ForwardIndex | None = None
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
+        self._rows: dict[str, list[np.ndarray]] = {}  # complete rows per segment, from core.meaning_writer
         self._dense: dict[str, np.ndarray] = {}  # embeddings laid out in the merged numbering, once
         self._nearest: dict[str, SegmentedNearest] = {}  # quantized, for searching (see nearest)
         self._partial: dict[str, tuple[int, SegmentedNearest]] = {}  # (chunks written, rows) per model
@@ -283,22 +283,6 @@ class IndexReader(ChunkTable, Searching):
         rows = [embeddings.load_rows(seg, name) for seg in self.segments]
         return all(r is not None for r in rows) and len({r.shape[1] for r in rows if r is not None}) == 1
 
-    def repair_meaning(self, embedder: Embedder, verify: bool = False) -> list[str]:
-        """Remove each segment's meaning index that cannot be trusted (embeddings.rows_damage: unreadable,
-        another dimension than the model's, values not numbers, rows not unit vectors; with `verify`
-        a checksum), so that it is embedded again; returns a line for each, saying why."""
-        damaged = []
-        dim = None
-        for seg in self.segments:
-            if embeddings.stored_path(seg, embedder.name).is_file():
-                if dim is None:
-                    dim = int(embedder.embed(["dimension"]).shape[1])
-                why = embeddings.rows_damage(seg, embedder.name, dim, verify)
-                if why is not None:
-                    embeddings.discard_rows(seg, embedder.name)
-                    damaged.append(f"the meaning index in {seg.generation} was damaged ({why}); embedding it again")
-        return damaged
-
     def dense_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
         """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks. A base's
         chunks replaced by the delta are not counted (they made "180,843 / 180,842" after an edit)."""
@@ -309,30 +293,47 @@ class IndexReader(ChunkTable, Searching):
                 done += int(np.count_nonzero(bits & (remap >= 0)))
         return done, self.n_chunks
 
+    def meaning_ready(self, name: str) -> bool:
+        """Whether `nearest(name)` can search the whole index (its meaning index is complete)."""
+        return name in self._nearest or name in self._rows or self.has_dense(name)
+
+    def segment_rows(self, name: str) -> list[np.ndarray | None]:
+        """Each segment's complete rows from `name`: handed over by core.meaning_writer, else the stored
+        ones memory-mapped; None for a segment whose meaning index is not complete."""
+        held = self._rows.get(name)
+        return list(held) if held is not None else [embeddings.load_rows(seg, name) for seg in self.segments]
+
+    def adopt_meaning(self, name: str, rows: list[np.ndarray]) -> None:
+        """Take each segment's complete rows from `name` as core.meaning_writer computed them (memory-
+        mapped, or in memory when the cache is read-only and nothing could be stored)."""
+        self._rows[name] = rows
+
     def stored_dense(self, name: str) -> np.ndarray | None:
         """This index's complete embeddings from `name` in the merged numbering (memory-mapped when it
         has one segment), or None."""
         if name not in self._dense:
-            rows = [embeddings.load_rows(seg, name) for seg in self.segments]
+            rows = self.segment_rows(name)
             if any(r is None for r in rows) or len({r.shape[1:] for r in rows if r is not None}) > 1:
                 return None
             self._dense[name] = self.layout.per_chunk([r for r in rows if r is not None])
         return self._dense[name]
 
-    def nearest(self, embedder: Embedder, partial: bool = False) -> SegmentedNearest:
-        """The embeddings ready for exact top-k search (computed first where missing): each segment's
-        quantized once per model and kept with the segment (int8: a quarter of the float32 copy numpy
-        would need to multiply them with BLAS; see core.nearest), never copied into one matrix.
-        `partial`: while the meaning index is unfinished, the rows written so far (see
-        `partial_nearest`), nothing computed here."""
-        name = embedder.name
-        if partial and not self.has_dense(name):
+    def nearest(self, name: str, partial: bool = False) -> SegmentedNearest:
+        """The embeddings from model `name` ready for exact top-k search: each segment's quantized once
+        per model and kept with the segment (int8: a quarter of the float32 copy numpy would need to
+        multiply them with BLAS; see core.nearest), never copied into one matrix. `partial`: while the
+        meaning index is unfinished, the rows written so far (see `partial_nearest`). DenseUnavailable
+        when it is not complete and not `partial` (core.meaning_writer computes it)."""
+        if partial and not self.has_dense(name) and name not in self._rows:
             return self.partial_nearest(name)
         if name not in self._nearest:
             if any(name not in seg.nearest_rows for seg in self.segments):
-                for seg, rows in zip(self.segments, self.segment_dense(embedder)):
+                rows = self.segment_rows(name)
+                if any(r is None for r in rows):
+                    raise DenseUnavailable(f"the meaning index ({name}) is not complete")
+                for seg, r in zip(self.segments, rows):
                     if name not in seg.nearest_rows:
-                        seg.nearest_rows[name] = NearestRows(rows)
+                        seg.nearest_rows[name] = NearestRows(r)
             parts = [seg.nearest_rows[name] for seg in self.segments]
             self._nearest[name] = SegmentedNearest(parts, self.layout.chunk_remap)
         return self._nearest[name]
@@ -361,41 +362,3 @@ class IndexReader(ChunkTable, Searching):
             )
             cached = self._partial[name] = (done, SegmentedNearest(parts, self.layout.chunk_remap, written))
         return cached[1]
-
-    def dense_matrix(
-        self,
-        embedder: Embedder,
-        progress: embeddings.ProgressFn | None = None,
-        cancelled: embeddings.Cancelled | None = None,
-    ) -> np.ndarray:
-        """The chunks' embeddings in the merged numbering (see `segment_dense`; laying out a base and a
-        delta copies them, so the build and the search use each segment's own)."""
-        stored = self.stored_dense(embedder.name)
-        if stored is not None:
-            return stored
-        rows = self.segment_dense(embedder, progress, cancelled)
-        self._dense[embedder.name] = self.layout.per_chunk(rows)
-        return self._dense[embedder.name]
-
-    def segment_dense(
-        self,
-        embedder: Embedder,
-        progress: embeddings.ProgressFn | None = None,
-        cancelled: embeddings.Cancelled | None = None,
-        waiting: Callable[[], None] | None = None,
-    ) -> list[np.ndarray]:
-        """Each segment's embeddings (float16): the stored ones memory-mapped, the rest computed and
-        stored, in batches that survive a crash (see core.embeddings; kept in memory when the cache is
-        read-only). After a refresh, `embeddings.keep` has copied the rows of unchanged notes, so only
-        new and changed chunks are embedded again. One process at a time computes them (another one
-        waits: `waiting` is called once, `cancelled` polled, EmbeddingCancelled if it says so).
-        embeddings.GenerationReplaced when another process publishes a newer generation meanwhile."""
-        rows: list[np.ndarray | None] = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]
-        if all(row is not None for row in rows):
-            return rows  # type: ignore[return-value]
-        with embeddings.writing_rows(self.root, cancelled, waiting):
-            rows = [embeddings.load_rows(seg, embedder.name) for seg in self.segments]  # done meanwhile?
-            todo = [seg for seg, row in zip(self.segments, rows) if row is None]
-            plans = [embeddings.plan_segment(seg, embedder.name) for seg in todo]
-            filled = iter(embeddings.embed_plans(plans, embedder, progress, cancelled, replaced=self.replaced))
-        return [row if row is not None else next(filled) for row in rows]

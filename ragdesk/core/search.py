@@ -20,6 +20,7 @@ from .chunking import Chunk
 from .dense import DenseUnavailable, Embedder
 from .explain import TermRow
 from .fusion import FUSION_DEPTH, FUSIONS, QUERY_TIME_EMBED, Fusion, FusionConfig, rrf_fuse, with_note_ranks
+from .meaning_writer import embed_missing
 from .modes import Mode, Resolved
 from .nearest import SegmentedNearest
 from .params import SearchParams
@@ -48,7 +49,10 @@ class Searching:
     def chunk(self, chunk_id: int) -> Chunk:
         raise NotImplementedError
 
-    def nearest(self, embedder: Embedder, partial: bool = False) -> SegmentedNearest:
+    def nearest(self, name: str, partial: bool = False) -> SegmentedNearest:
+        raise NotImplementedError
+
+    def meaning_ready(self, name: str) -> bool:
         raise NotImplementedError
 
     def chunk_texts(self, chunk_ids: Sequence[int] | None = None) -> list[str]:
@@ -198,7 +202,9 @@ class Searching:
         """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
         if not query.strip():
             return []
-        nearest = self.nearest(embedder, partial)
+        if not partial and not self.meaning_ready(embedder.name):
+            embed_missing(self, embedder)  # type: ignore[arg-type]  # asked for before any embedding (CLI, eval)
+        nearest = self.nearest(embedder.name, partial)
         vector = embedder.embed_query(query)
         depth = max(k, FUSION_DEPTH)
         ids, cosines = nearest.top_k(vector, depth)

@@ -121,7 +121,7 @@ def _meaning_ranks(lib: Any, query: str, embedder: Embedder | None, partial: boo
     """Every embedded chunk's rank by cosine with the query (exact: the whole index, best first)."""
     if embedder is None or not query.strip():
         return {}
-    nearest = lib.nearest(embedder, partial)
+    nearest = lib.nearest(embedder.name, partial)  # computed by the search before it
     ids, _ = nearest.top_k(embedder.embed_query(query), lib.n_chunks)
     return {int(doc): i + 1 for i, doc in enumerate(ids.tolist())}
 

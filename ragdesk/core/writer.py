@@ -17,7 +17,6 @@ from .arrays import ranges
 from .heap import release_freed_memory
 from .loader import NoteFile, Skipped
 from .params import IndexSettings
-from .reader import IndexReader
 from .segment import ChunkTable, Segment
 from .tokenize import BatchResult, NoteRecord, intern_words
 
@@ -186,29 +185,40 @@ def write_manifest(
     return manifest
 
 
+@dataclass(frozen=True)
+class Published:
+    """A generation the writer published, with its segments as written: the build opens its reader
+    on them (core.reader) without reading the manifest back or mapping the base again."""
+
+    generation: Path
+    manifest: dict[str, Any]
+    segments: list[Segment]
+
+
 def write_full(
     folder: Path,
     root: Path,
     settings: IndexSettings,
     files: list[NoteFile],
     reuse: dict[str, int],
-    previous: IndexReader | None,
+    previous: ChunkTable | None,
     results: list[BatchResult],
     skipped: list[Skipped],
     derive: Derive | None = None,
     before_publish: BeforePublish | None = None,
-) -> IndexReader:
+) -> Published:
     """Publish a new full generation (a new base): every note, reused or fresh, in one segment."""
     gen = store.new_generation(root)
     try:
         manifest = write_segment(gen, folder, settings, files, reuse, previous, results, skipped, derive)
+        segment = Segment(gen, manifest)
         if before_publish is not None:
-            before_publish([Segment(gen, manifest)])
+            before_publish([segment])
         store.publish(root, gen)
     except BaseException:
         fileio.discard(gen)
         raise
-    return IndexReader(folder, root, gen, manifest, [Segment(gen, manifest)])
+    return Published(gen, manifest, [segment])
 
 
 @dataclass
@@ -231,7 +241,7 @@ def write_delta(
     results: list[BatchResult],
     skipped: list[Skipped],
     before_publish: BeforePublish | None = None,
-) -> IndexReader:
+) -> Published:
     """Publish a new generation that keeps the base as it is and writes only the delta segment: the
     changed and new notes (and those changed since the base), plus the merged note order."""
     base = plan.base
@@ -265,7 +275,7 @@ def write_delta(
     except BaseException:
         fileio.discard(gen)
         raise
-    return IndexReader(folder, root, gen, manifest, [base, delta])
+    return Published(gen, manifest, [base, delta])
 
 
 def _merged_order(plan: DeltaPlan, delta: Segment) -> np.ndarray:

@@ -35,6 +35,7 @@ from ragdesk.core import embeddings, fileio
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import load_embedder
 from ragdesk.core.fusion import FUSION_DEPTH
+from ragdesk.core.meaning_writer import meaning_matrix
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
 
@@ -76,13 +77,13 @@ def main() -> int:
         embed = [timed(lambda q=q: e5.embed_query(q)) for q in queries]  # uncached: the model runs
         hybrid = [timed(lambda q=q: lib.search(q, params, **hyb)) for q in queries]  # vector cached
         again = [timed(lambda q=q: lib.search(q, params, **hyb)) for q in queries]  # its notes' lengths too
-        index = lib.nearest(e5, partial=True)
+        index = lib.nearest(e5.name, partial=True)
         vectors = [e5.embed_query(q) for q in queries]
         top_k = [timed(lambda v=v: index.top_k(v, FUSION_DEPTH)) for v in vectors]
         scored = [sum(len(p.candidates(v, FUSION_DEPTH)) for p in index.parts) for v in vectors]
         product: list[float] = []
         if complete:
-            as_float32 = np.asarray(lib.dense_matrix(e5), np.float32)
+            as_float32 = np.asarray(meaning_matrix(lib, e5), np.float32)
             product = [timed(lambda v=v: dense_product_top_k(as_float32, v, FUSION_DEPTH)) for v in vectors]
             float32_mb = as_float32.nbytes / 2**20
     if args.index_dir:

@@ -54,7 +54,7 @@ def main() -> int:
         if not lib.has_dense(emb.name):
             print(f"{name}: no complete meaning index yet (tune_fusion.py --embed)", file=sys.stderr)
             return 2
-        nearest = lib.nearest(emb)
+        nearest = lib.nearest(emb.name)
         note = np.asarray(lib.chunk_note).item
         for q in ev.load_questions(QUESTIONS / f"{name}.jsonl"):
             bm25 = [(h.chunk_id, h.score) for h in lib.search(q.question, SearchParams(k=DEPTH), explain=False).hits]

@@ -23,6 +23,7 @@ import numpy as np
 from ragdesk.core import evaluate as ev
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import load_embedder
+from ragdesk.core.meaning_writer import meaning_matrix
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
 from ragdesk.core.store import IndexDamaged, IndexMissing
@@ -54,7 +55,7 @@ def open_set(name: str, root: Path, embed: bool) -> IndexReader:
                 rate = done / (time.monotonic() - t0)
                 print(f"  {name}: {before + done}/{lib.n_chunks} chunks, {rate:.2f}/s", file=sys.stderr, flush=True)
 
-        lib.dense_matrix(emb, progress=progress)
+        meaning_matrix(lib, emb, progress=progress)
         took = time.monotonic() - t0
         print(f"{name}: {lib.n_chunks} chunks, meaning index complete in {took:.0f} s", file=sys.stderr)
     return lib
@@ -164,7 +165,7 @@ def measure(names: list[str], root: Path) -> list[dict[str, object]]:
         if not lib.has_dense(emb.name):
             print(f"{name}: no complete meaning index yet (run --embed)", file=sys.stderr)
             continue
-        nearest = lib.nearest(emb)
+        nearest = lib.nearest(emb.name)
         questions = ev.load_questions(QUESTIONS / f"{name}.jsonl")
         note_of = np.asarray(lib.chunk_note).item  # chunk id -> note number
 

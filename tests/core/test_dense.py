@@ -11,6 +11,7 @@ import pytest
 from ragdesk.core import build as build_mod
 from ragdesk.core.build import build_index
 from ragdesk.core.fusion import FUSIONS, Fusion, rrf_fuse
+from ragdesk.core.meaning_writer import meaning_matrix
 from ragdesk.core.nearest import NearestRows
 from ragdesk.core.reader import IndexReader
 
@@ -115,7 +116,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
             return super().embed(texts)
 
     emb = Counting()
-    first = np.asarray(lib.dense_matrix(emb)).copy()
+    first = np.asarray(meaning_matrix(lib, emb)).copy()
     assert len(emb.embedded) == lib.n_chunks == 4
     emb.embedded.clear()
     (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
@@ -123,7 +124,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.dense_progress(emb.name) == (3, 5)  # b.md's old chunk, replaced in a delta, is not counted
     calls: list[tuple[int, int]] = []
-    again = np.asarray(new.dense_matrix(emb, progress=lambda d, t: calls.append((d, t))))
+    again = np.asarray(meaning_matrix(new, emb, progress=lambda d, t: calls.append((d, t))))
     assert calls == [(2, 2)]  # progress counts only the chunks that are embedded again
     assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
@@ -134,7 +135,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     (folder / "c.md").write_text("# c\n\nnow about otters", encoding="utf-8")
     third, _ = build_index(folder, tmp_path / "idx", workers=1, previous=new)
     expected = HashEmbedder().embed(third.chunk_texts()).astype(np.float16)
-    assert np.array_equal(np.asarray(third.dense_matrix(emb)), expected)
+    assert np.array_equal(np.asarray(meaning_matrix(third, emb)), expected)
     assert emb.embedded == [third.chunk_texts()[2]]
     reopened = IndexReader.open(folder, tmp_path / "idx")
     assert np.array_equal(np.asarray(reopened.stored_dense(emb.name)), np.asarray(third.stored_dense(emb.name)))
@@ -180,7 +181,7 @@ def test_a_bm25_only_build_job_keeps_every_models_rows(tmp_path: Path, monkeypat
     folder = write_notes(tmp_path / "n", {f"{c}.md": f"# {c}\n\nnote about {c} things" for c in "abcd"})
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     emb = HashEmbedder()
-    first = np.asarray(lib.dense_matrix(emb)).copy()
+    first = np.asarray(meaning_matrix(lib, emb)).copy()
     (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
     messages: list[object] = []
 
@@ -192,7 +193,7 @@ def test_a_bm25_only_build_job_keeps_every_models_rows(tmp_path: Path, monkeypat
     assert isinstance(messages[-1], Done) and not messages[-1].meaning_follows
     new = IndexReader.open(folder, tmp_path / "idx")
     assert new.generation != lib.generation and new.dense_progress(emb.name) == (3, 4)
-    again = np.asarray(new.dense_matrix(emb))
+    again = np.asarray(meaning_matrix(new, emb))
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, emb.embed(new.chunk_texts()).astype(np.float16))
 
@@ -207,14 +208,14 @@ def test_rows_survive_a_rebuild_for_other_load_settings(tmp_path: Path) -> None:
     folder = write_notes(tmp_path / "n", {"a.md": "# a\n\nabout apples", "b.md": "# b\n\nabout bees", "c.txt": "cats"})
     lib, _ = build_index(folder, tmp_path / "idx", IndexSettings(LoadOptions(extensions=(".md",))), workers=1)
     emb = HashEmbedder()
-    first = np.asarray(lib.dense_matrix(emb)).copy()
+    first = np.asarray(meaning_matrix(lib, emb)).copy()
     wider = IndexSettings(LoadOptions(extensions=(".md", ".txt")))
     new, _ = build_index(
         folder, tmp_path / "idx", wider, workers=1, previous=lib
     )
     assert new.note_paths == ["a.md", "b.md", "c.txt"] and new.generation != lib.generation
     assert new.dense_progress(emb.name) == (2, 3)
-    assert np.array_equal(np.asarray(new.dense_matrix(emb))[:2], first)
+    assert np.array_equal(np.asarray(meaning_matrix(new, emb))[:2], first)
     smaller = IndexSettings(wider.load, ChunkOptions(size=40))
     other, _ = build_index(
         folder, tmp_path / "idx", smaller, workers=1, previous=new

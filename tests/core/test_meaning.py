@@ -18,6 +18,7 @@ from ragdesk.core import segment as segment_mod
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import E5Embedder, load_embedder
 from ragdesk.core.embeddings import EmbeddingCancelled
+from ragdesk.core.meaning_writer import embed_missing, meaning_matrix
 from ragdesk.core.modes import AUTO, choose_mode
 from ragdesk.core.params import SearchParams
 from ragdesk.core.reader import IndexReader
@@ -112,12 +113,12 @@ def test_the_meaning_index_resumes_after_a_crash(tmp_path: Path, e5: E5Embedder)
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     crashing = Crashing(e5, after=2)
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(crashing)
+        meaning_matrix(lib, crashing)
     assert not lib.has_dense(e5.name) and lib.dense_progress(e5.name) == (8, 14)  # two batches of four kept
     # The next start (a new process: a fresh reader) embeds only the six chunks left.
     again = IndexReader.open(folder, tmp_path / "idx")
     resumed = Crashing(e5, after=99)
-    rows = np.asarray(again.dense_matrix(resumed))
+    rows = np.asarray(meaning_matrix(again, resumed))
     assert resumed.embedded == again.chunk_texts()[8:] and again.has_dense(e5.name)
     assert np.allclose(rows.astype(np.float32), e5.embed(again.chunk_texts()), atol=2e-3)  # float16 rows
     assert not list(lib.generation.glob("*.partial.npy")) and not list(lib.generation.glob("*.done"))
@@ -130,7 +131,7 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     folder = written_together(write_notes(tmp_path / "n", _notes(12)))
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7 embedded, then the app was closed
+        meaning_matrix(lib, Crashing(e5, after=2))  # chunks 0-7 embedded, then the app was closed
     assert embeddings.map_kept(lib)[e5.name][0][2].tolist() == [True] * 8 + [False] * 4
     (folder / "n01.md").write_text("# Note 1\n\nrewritten entirely", encoding="utf-8")
     parsed: list[int] = []
@@ -152,7 +153,7 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     assert parsed == [1, 1]  # the edited note's records, old and new: the others' stored bytes are equal
     assert new.dense_progress(e5.name) == (7, 12)  # chunks 0 and 2-7; the edited note's chunk 1 is new
     counting = Crashing(e5, after=99)
-    new.dense_matrix(counting)
+    meaning_matrix(new, counting)
     texts = new.chunk_texts()
     assert sorted(counting.embedded) == sorted([texts[1], *texts[8:]])  # the edited note and the four left
     assert new.has_dense(e5.name)
@@ -168,13 +169,13 @@ def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypa
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     assert [len(lib.chunks_of_note(i)) for i in range(4)] == [3, 3, 3, 3]
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(Crashing(e5, after=1))  # chunks 0-3: note 0, and the first of note 1
+        meaning_matrix(lib, Crashing(e5, after=1))  # chunks 0-3: note 0, and the first of note 1
     (folder / "n3.md").write_text("# Note 3\n\nrewritten entirely", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
     assert new.dense_progress(e5.name) == (4, 10)  # note 1's written chunk too (3 before)
     counting = Crashing(e5, after=99)
-    new.dense_matrix(counting)
+    meaning_matrix(new, counting)
     texts = new.chunk_texts()
     assert counting.embedded == [texts[9], *texts[4:9]]  # the rewritten note, the newest, goes first
 
@@ -183,7 +184,7 @@ def test_a_cancelled_meaning_index_keeps_its_batches(tmp_path: Path, e5: E5Embed
     lib, _ = build_index(write_notes(tmp_path / "n", _notes(10)), tmp_path / "idx", workers=1)
     batches: list[tuple[int, int]] = []
     with pytest.raises(EmbeddingCancelled):  # Cancel, or a refresh that must start now
-        lib.dense_matrix(
+        meaning_matrix(lib,
             Crashing(e5, after=99), progress=lambda d, t: batches.append((d, t)), cancelled=lambda: bool(batches)
         )
     assert batches == [(4, 10)] and lib.dense_progress(e5.name) == (4, 10) and not lib.has_dense(e5.name)
@@ -192,11 +193,11 @@ def test_a_cancelled_meaning_index_keeps_its_batches(tmp_path: Path, e5: E5Embed
 def test_only_new_and_changed_chunks_are_embedded_after_an_edit(tmp_path: Path, e5: E5Embedder) -> None:
     folder = write_notes(tmp_path / "n", NOTES)
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
-    lib.dense_matrix(e5)
+    meaning_matrix(lib, e5)
     (folder / "en/sleep.md").write_text("# Sleep\n\nA warm shower before bed helps you fall asleep.", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     counting = Crashing(e5, after=99)
-    new.dense_matrix(counting)
+    meaning_matrix(new, counting)
     assert counting.embedded == [new.chunk_texts()[new.note_index("en/sleep.md")]]  # one note, one chunk
     hit = new.search("how to fall asleep quicker", mode="hybrid", embedder=e5).hits[0]
     assert hit.path == "en/sleep.md"
@@ -299,7 +300,7 @@ def test_without_the_model_everything_runs_bm25_and_says_why(tmp_path: Path, mon
 def test_partial_rows_are_private(tmp_path: Path, e5: E5Embedder) -> None:
     lib, _ = build_index(write_notes(tmp_path / "n", _notes(6)), tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(Crashing(e5, after=1))
+        meaning_matrix(lib, Crashing(e5, after=1))
     partial = lib.generation / f"dense-{e5.name}.partial.npy"
     assert partial.stat().st_mode & 0o777 == 0o600
     assert (lib.generation / f"dense-{e5.name}.done").stat().st_mode & 0o777 == 0o600
@@ -427,7 +428,7 @@ def test_two_processes_computing_the_meaning_index_at_once_both_finish(tmp_path:
     assert "waiting for another process computing this folder's meaning index" in outs[1][1].decode()
     lib = IndexReader.open(folder, idx)
     e5 = load_embedder()
-    assert np.allclose(np.asarray(lib.dense_matrix(e5), np.float32), e5.embed(lib.chunk_texts()), atol=2e-3)
+    assert np.allclose(np.asarray(meaning_matrix(lib, e5), np.float32), e5.embed(lib.chunk_texts()), atol=2e-3)
 
 
 def test_embedding_waits_for_the_process_holding_the_meaning_lock(tmp_path: Path) -> None:
@@ -440,9 +441,9 @@ def test_embedding_waits_for_the_process_holding_the_meaning_lock(tmp_path: Path
     told: list[int] = []
     with locks.meaning_lock(lib.root):  # another open file: flock makes it another holder, as a process
         with pytest.raises(EmbeddingCancelled, match="another process is computing the meaning index"):
-            lib.segment_dense(emb, cancelled=lambda: bool(told), waiting=lambda: told.append(1))
+            embed_missing(lib, emb, cancelled=lambda: bool(told), waiting=lambda: told.append(1))
     assert told == [1] and emb.embedded == [] and lib.dense_progress(emb.name) == (0, 6)
-    lib.segment_dense(emb)
+    embed_missing(lib, emb)
     assert len(emb.embedded) == 6 and lib.has_dense(emb.name)
 
 
@@ -476,7 +477,7 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
     folder = write_notes(tmp_path / "n", _notes(6))
     idx = tmp_path / "idx"
     lib, _ = build_index(folder, idx, workers=1)
-    lib.segment_dense(HashLike())
+    embed_missing(lib, HashLike())
     (folder / "n01.md").write_text("# Note 1\n\nrewritten", encoding="utf-8")
     codes: list[int] = []
     with locks.meaning_lock(lib.root):  # held by "the window's build process"
@@ -491,7 +492,7 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
     assert new.generation != lib.generation and not lib.generation.exists()  # merged; the old base is gone
     emb = HashLike()
     assert new.dense_progress(emb.name) == (5, 6)  # every unchanged note's row (0 of 6 before)
-    new.segment_dense(emb)
+    embed_missing(new, emb)
     assert emb.embedded == [new.chunk_texts()[1]]
     with locks.meaning_lock(lib.root):  # nothing changed since: no refresh, no keep, no wait
         assert main(["search", str(folder), "alpha", "--index-dir", str(idx), "--json"]) == 0
@@ -557,14 +558,14 @@ def test_the_newest_notes_are_embedded_first(tmp_path: Path, monkeypatch, e5: E5
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     crashing = Crashing(e5, after=2)  # two batches of four, then the app is closed
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(crashing)
+        meaning_matrix(lib, crashing)
     texts = lib.chunk_texts()
     assert crashing.embedded == texts[11:3:-1]  # one chunk per note: n11, n10, …, n04
     (folder / "n00.md").write_text("# Note 0\n\nrewritten today", encoding="utf-8")  # the oldest, edited
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert len(new.segments) == 2  # a base and a delta holding the edit
     counting = Crashing(e5, after=99)
-    new.dense_matrix(counting)
+    meaning_matrix(new, counting)
     assert counting.embedded[0].endswith("rewritten today")  # the delta first
     assert counting.embedded[1:4] == texts[3:0:-1]  # then the base's n03, n02, n01 (n00 replaced: last)
 
@@ -585,7 +586,7 @@ def test_dense_and_hybrid_search_the_chunks_embedded_so_far(
     builder = Crashing(e5, after=1)
     builder.batch = 2
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(builder)  # the build process wrote one batch: the two newest notes
+        meaning_matrix(lib, builder)  # the build process wrote one batch: the two newest notes
     reader = IndexReader.open(folder, tmp_path / "idx")  # the window's reader
     hybrid_why = (
         "hybrid over 2 of 5 chunks embedded so far (newest notes first), BM25's top 10 embedded for this "
@@ -615,7 +616,7 @@ def test_dense_and_hybrid_search_the_chunks_embedded_so_far(
     assert why.dense_rank is None and why.bm25_rank is not None  # "why not this note?" embeds nothing either
     builder.after = 1
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(builder)  # one more batch: it/git.md and uk/borshch.md
+        meaning_matrix(lib, builder)  # one more batch: it/git.md and uk/borshch.md
     hybrid = reader.search(query, mode="dense", embedder=idle, partial=True)
     assert hybrid.hits[0].path == "it/git.md" and len(hybrid.hits) == 4  # the same reader caught up
     # As searched: BM25's matches not written yet are embedded for the search, in memory, once.
@@ -632,7 +633,7 @@ def test_dense_and_hybrid_search_the_chunks_embedded_so_far(
     assert [got[doc] for doc in pending] == pytest.approx(cosines.tolist(), abs=1e-5)
     assert reader.search(query, mode="hybrid", embedder=searching, partial=True).hits == hybrid.hits  # kept
     assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (4, 5)  # nothing written
-    lib.dense_matrix(e5)
+    meaning_matrix(lib, e5)
     assert len(reader.search(query, mode="dense", embedder=idle, partial=True).hits) == 5
 
 
@@ -643,7 +644,7 @@ def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
     `ragdesk index` or the window) answers at once from the chunks embedded so far and BM25's top
     ones embedded for the search, and says so, instead of computing the rest itself or waiting for
     the process that does."""
-    import ragdesk.cli.library as cli_mod
+    import ragdesk.core.meaning_writer as cli_mod
 
     monkeypatch.setattr(cli_mod, "CATCH_UP_MAX", 0)  # what is left is more than a search embeds
     folder = _aged(
@@ -653,7 +654,7 @@ def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
     builder = Crashing(e5, after=1)
     builder.batch = 2
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(builder)
+        meaning_matrix(lib, builder)
     question = "how do I fix a flat tyre on my bike"
 
     def busy(*_args: object, **_kwargs: object) -> None:  # the process computing the rest holds the lock
@@ -690,7 +691,7 @@ def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(
     folder = written_together(write_notes(tmp_path / "n", _notes(12)))
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
-        lib.dense_matrix(Crashing(e5, after=2))  # chunks 0-7
+        meaning_matrix(lib, Crashing(e5, after=2))  # chunks 0-7
     (folder / "n03.md").write_text("# Note 3\n\nalpha beta gamma, rewritten", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert len(new.segments) == 2 and new.dense_progress(e5.name) == (7, 12)
@@ -718,7 +719,7 @@ def test_a_complete_segment_is_quantized_once_while_the_rest_is_embedded(
 
     folder = written_together(write_notes(tmp_path / "n", _notes(12)))
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
-    lib.dense_matrix(e5)
+    meaning_matrix(lib, e5)
     for i in (3, 5):
         (folder / f"n{i:02}.md").write_text(f"# Note {i}\n\nalpha beta gamma, rewritten {i}", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
@@ -734,11 +735,11 @@ def test_a_complete_segment_is_quantized_once_while_the_rest_is_embedded(
     builder = Crashing(e5, after=1)
     builder.batch = 1
     with pytest.raises(KeyboardInterrupt):
-        new.dense_matrix(builder)  # one of the delta's two chunks
+        meaning_matrix(new, builder)  # one of the delta's two chunks
     idle = Crashing(e5, after=0)
     new.search("alpha", mode="dense", embedder=idle, partial=True)
     builder.after = 1
-    new.dense_matrix(builder)  # the other: complete
+    meaning_matrix(new, builder)  # the other: complete
     new.search("alpha", mode="dense", embedder=idle, partial=True)
     assert sizes == [base.n_chunks, delta.n_chunks, delta.n_chunks]  # the base once; the delta as it grew
 
@@ -775,12 +776,12 @@ def test_embedding_moves_to_the_index_another_process_published(tmp_path: Path, 
     lib, _ = build_index(folder, idx, workers=1)
     emb = PublishingMidway(folder, idx, after=2)
     with pytest.raises(embeddings.GenerationReplaced):
-        lib.segment_dense(emb)
+        embed_missing(lib, emb)
     assert len(emb.embedded) == 8 and not lib.generation.exists()  # two batches, then it stopped
     new = emb.published[0]
     assert not new.replaced() and new.dense_progress(emb.name) == (3, 12)
     rest = HashLike()
-    new.segment_dense(rest)
+    embed_missing(new, rest)
     assert new.has_dense(emb.name) and len(rest.embedded) == 9
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ragdesk.core import kernels
+from ragdesk.core.meaning_writer import embed_missing, meaning_matrix
 from ragdesk.core.nearest import NearestRows, exact_cosines, exhaustive_top_k, quantize
 
 
@@ -127,14 +128,16 @@ def test_a_refreshed_index_ranks_base_and_delta_as_one_matrix_and_quantizes_only
     folder = write_notes(tmp_path / "notes", notes)
     emb = HashEmbedder()
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
-    base_rows = lib.nearest(emb).parts[0]
+    embed_missing(lib, emb)  # the meaning index, then searched
+    base_rows = lib.nearest(emb.name).parts[0]
     (folder / "n07.md").write_text("cats cats cats and a new note about rain", encoding="utf-8")
     (folder / "n30.md").write_text("rain on stones", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert len(new.segments) == 2
-    index = new.nearest(emb)
+    embed_missing(new, emb)  # the delta's own rows
+    index = new.nearest(emb.name)
     assert index.parts[0] is base_rows  # the base segment's quantized rows, not quantized again
-    merged = np.asarray(new.dense_matrix(emb))
+    merged = np.asarray(meaning_matrix(new, emb))
     # the replaced notes' old texts: their old chunks lead the base's own ranking but are gone
     for text in (notes["n07.md"], notes["n30.md"], "cats and rain", "moon stars wind"):
         query = emb.embed_query(text)

@@ -11,6 +11,7 @@ import pytest
 from ragdesk.core import build as build_mod
 from ragdesk.core.build import build_index
 from ragdesk.core.fusion import FUSIONS, TUNED_NOTE_WEIGHT, rrf_fuse, with_note_ranks
+from ragdesk.core.meaning_writer import meaning_matrix
 from ragdesk.core.nearest import NearestRows, SegmentedNearest
 
 from ..conftest import write_notes
@@ -98,11 +99,11 @@ def test_hybrid_search_gives_each_hit_its_notes_share(
     folder = write_notes(tmp_path / "n", notes)
     emb = HashEmbedder()
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
-    lib.dense_matrix(emb)
+    meaning_matrix(lib, emb)
     if delta:
         (folder / "c.md").write_text("# Birds\n\nbirds sing dogs bark at dawn", encoding="utf-8")
         lib, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-        lib.dense_matrix(emb)
+        meaning_matrix(lib, emb)
         assert len(lib.segments) == 2
     result = lib.search("dogs bark", mode="hybrid", embedder=emb, k=50, group=False)
     rows = np.asarray(lib.stored_dense(emb.name), np.float64)
