@@ -13,7 +13,8 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QFontMetrics, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from .models import BreakdownModel, ResultsModel, term_color
+from .highlight import term_color
+from .models import BreakdownModel, ResultsModel
 
 Index = QModelIndex | QPersistentModelIndex
 

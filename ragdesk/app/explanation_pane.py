@@ -28,7 +28,8 @@ from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
 from . import texts
 from .delegates import ShareBarDelegate
-from .models import BreakdownModel, term_color
+from .highlight import term_color
+from .models import BreakdownModel
 
 PIN_TEXT, UNPIN_TEXT = "Pin for compare", "Unpin"
 SHARE_WIDTH = 72  # the share bar with "100.0%" on it

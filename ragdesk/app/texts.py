@@ -18,7 +18,7 @@ from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
 from ..core.secrets import mask
 from .delegates import swatch
-from .models import highlighted_html, term_color
+from .highlight import highlighted_html, term_color
 
 NO_SELECTION = "Select a result to see its text and why it ranked."
 NOT_DERIVED = -1  # a rank not looked up: that analyzer's index of a large folder is not derived yet

@@ -20,11 +20,12 @@ from .layout import Layout
 from .lexicon import word_list
 from .loader import Skipped
 from .nearest import NearestRows, SegmentedNearest
+from .note_records import MergedNotes
 from .params import IndexSettings
 from .paths import shown
 from .postings import ForwardIndex, MergedTermIndex, TermIndex
 from .search import Searching
-from .segment import ChunkTable, MergedNotes, Segment
+from .segment import ChunkTable, Segment
 from .tokenize import intern_words
 
 PARTIAL_RENEW = 0.01  # share of the chunks newly embedded after which a search quantizes them again

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from .chunking import CONTEXT_SEP, Chunk, context_parts, note_title
 from .derive import derive_term_index
 from .lexicon import Lexicon, Words, sorted_ids
 from .nearest import NearestRows
+from .note_records import LazyNotes
 from .orphans import worker_pool
 from .params import IndexSettings
 from .pdf import PDF_SUFFIX, page_of
@@ -124,7 +125,7 @@ class Segment(ChunkTable):
         self.settings = IndexSettings.from_json(manifest["settings"])
         self.n_tokens: int = manifest["counts"]["tokens"]
         self.note_paths = _load_paths(g, manifest)
-        self.notes = _LazyNotes(g / "notes.jsonl", len(self.note_paths))
+        self.notes = LazyNotes(g / "notes.jsonl", len(self.note_paths))
         self.note_off = fileio.load_array(g, "note_off")
         self.chunk_note = fileio.load_array(g, "chunk_note")
         self.spans = fileio.load_array(g, "chunk_span")
@@ -238,67 +239,6 @@ class Segment(ChunkTable):
                 pass  # derive here instead, below
         for cfg, _ in config.parts():
             self.term_index(cfg)
-
-
-class _Records(Sequence[NoteRecord]):
-    """A read-only sequence of note records, fetched one at a time by `_get`."""
-
-    def _get(self, i: int) -> NoteRecord:
-        raise NotImplementedError
-
-    @overload
-    def __getitem__(self, i: int) -> NoteRecord: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[NoteRecord]: ...
-    def __getitem__(self, i: int | slice) -> NoteRecord | list[NoteRecord]:
-        if isinstance(i, slice):
-            return [self._get(j) for j in range(*i.indices(len(self)))]
-        return self._get(i + len(self) if i < 0 else i)
-
-
-class _LazyNotes(_Records):
-    """The notes table, parsed a record at a time on first use: opening a large index stays cheap
-    (and light on the GIL, which the window's thread shares)."""
-
-    def __init__(self, path: Path, count: int) -> None:
-        try:
-            self._lines = path.read_bytes().split(b"\n")[:count]
-        except OSError as exc:
-            raise store.IndexDamaged(f"cannot read {path.name}: {exc}") from exc
-        if len(self._lines) != count:
-            raise store.IndexDamaged(f"{path.name} has {len(self._lines)} notes, expected {count}")
-        self._cache: dict[int, NoteRecord] = {}
-
-    def __len__(self) -> int:
-        return len(self._lines)
-
-    def raw(self, i: int) -> bytes:
-        """Record `i` as stored, unparsed: a note a refresh kept has the same bytes in every segment
-        that holds it (what `embeddings.keep` compares first)."""
-        return self._lines[i]
-
-    def _get(self, i: int) -> NoteRecord:
-        note = self._cache.get(i)
-        if note is None:
-            try:
-                note = NoteRecord(**json.loads(self._lines[i].decode("utf-8", "surrogatepass")))
-            except (ValueError, TypeError) as exc:
-                raise store.IndexDamaged(f"damaged note record {i}: {exc}") from exc
-            self._cache[i] = note
-        return note
-
-
-class MergedNotes(_Records):
-    """Note records of several segments in a merged order: (segment, note index there) per note."""
-
-    def __init__(self, segments: Sequence[Segment], note_segment: np.ndarray, note_local: np.ndarray) -> None:
-        self._segments, self._segment, self._local = segments, note_segment, note_local
-
-    def __len__(self) -> int:
-        return len(self._segment)
-
-    def _get(self, i: int) -> NoteRecord:
-        return self._segments[int(self._segment[i])].notes[int(self._local[i])]
 
 
 def _load_paths(generation: Path, manifest: dict[str, Any]) -> list[str]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from ragdesk.app.models import ResultsModel, term_color
+from ragdesk.app.highlight import term_color
+from ragdesk.app.models import ResultsModel
 from ragdesk.app.window import MainWindow
 
 from .conftest import search

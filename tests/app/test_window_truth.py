@@ -133,7 +133,8 @@ def test_cli_opens_the_window_for_a_missing_folder(monkeypatch, capsys) -> None:
 
 
 def test_results_show_the_best_passage_and_group_by_note(make_window, tmp_path: Path, qtbot) -> None:  # type: ignore[no-untyped-def]
-    from ragdesk.app.models import SNIPPET_CHARS, ResultsModel
+    from ragdesk.app.highlight import SNIPPET_CHARS
+    from ragdesk.app.models import ResultsModel
 
     filler = " ".join(f"filler{i}" for i in range(70))
     notes = {

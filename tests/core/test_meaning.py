@@ -14,7 +14,7 @@ import pytest
 from ragdesk.cli import main
 from ragdesk.core import build as build_mod
 from ragdesk.core import embeddings
-from ragdesk.core import segment as segment_mod
+from ragdesk.core import note_records as records_mod
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import E5Embedder, load_embedder
 from ragdesk.core.embeddings import EmbeddingCancelled
@@ -136,9 +136,9 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     (folder / "n01.md").write_text("# Note 1\n\nrewritten entirely", encoding="utf-8")
     parsed: list[int] = []
     keeping = [False]
-    parse = segment_mod._LazyNotes._get
+    parse = records_mod.LazyNotes._get
     monkeypatch.setattr(
-        segment_mod._LazyNotes, "_get", lambda self, i: (keeping[0] and parsed.append(i), parse(self, i))[1]
+        records_mod.LazyNotes, "_get", lambda self, i: (keeping[0] and parsed.append(i), parse(self, i))[1]
     )
     keep = embeddings.keep
 
