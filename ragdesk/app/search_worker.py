@@ -109,18 +109,19 @@ class SearchWorker(QObject):
             result = lib.search(request.query, request.params, resolved=resolved)
             if request.mode not in (mode, AUTO) and result.reason is None:
                 result.reason = f"{resolved.reason}: BM25 results shown instead of {request.mode}"
-            highlights = {h.chunk_id: lib.highlight_spans(h.text, request.query, request.analyzer) for h in result.hits}
+            searcher, query = lib.searcher, request.query
+            highlights = {h.chunk_id: searcher.highlight_spans(h.text, query, request.analyzer) for h in result.hits}
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
             findings = {h.chunk_id: f for h in result.hits if (f := Excerpt.of(h).findings)}
             masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
-            total = len(result.hits) if mode.uses_meaning else lib.count_matches(request.query, request.analyzer)
+            total = len(result.hits) if mode.uses_meaning else searcher.count_matches(request.query, request.analyzer)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
             outcome.meaning = resolved.meaning
             if not lib.note_paths:
                 outcome.other_files = self._other_files(lib)
             if request.pinned is not None and request.pinned < lib.n_chunks:
-                outcome.pinned_rows = lib.explain(
+                outcome.pinned_rows = searcher.explain(
                     request.query, request.pinned, request.analyzer, request.params.k1, request.params.b
                 )
                 outcome.pinned_score = sum(r.contribution for r in outcome.pinned_rows)
@@ -159,7 +160,8 @@ class SearchWorker(QObject):
                 ranks[name] = NOT_DERIVED
                 continue
             try:
-                ranks[name] = self.library.rank_of(request.query, chunk_id, config, request.params.k1, request.params.b)
+                params = request.params
+                ranks[name] = self.library.searcher.rank_of(request.query, chunk_id, config, params.k1, params.b)
             except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt
                 self.ranks_failed.emit(request.serial, chunk_id, exc)
                 return

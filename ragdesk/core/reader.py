@@ -6,6 +6,7 @@ breakdowns and chunk texts all come from an `IndexReader` (searching: see core.s
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,11 @@ from .lexicon import word_list
 from .loader import Skipped
 from .nearest import NearestRows, SegmentedNearest
 from .note_records import MergedNotes
-from .params import IndexSettings
+from .params import IndexSettings, SearchParams
 from .paths import shown
 from .postings import ForwardIndex, MergedTermIndex, TermIndex
-from .search import Searching
+from .results import SearchResult
+from .search import Searcher
 from .segment import ChunkTable, Segment
 from .tokenize import intern_words
 
@@ -32,7 +34,7 @@ PARTIAL_RENEW = 0.01  # share of the chunks newly embedded after which a search 
 OPEN_ATTEMPTS = 3  # a concurrent build can publish (and prune what was being read) between attempts
 
 
-class IndexReader(ChunkTable, Searching):
+class IndexReader(ChunkTable):
     """An opened (memory-mapped) index: one segment, or a base and a delta segment (a refresh)."""
 
     def __init__(
@@ -80,6 +82,15 @@ class IndexReader(ChunkTable, Searching):
         self._nearest: dict[str, SegmentedNearest] = {}  # quantized, for searching (see nearest)
         self._partial: dict[str, tuple[int, SegmentedNearest]] = {}  # (chunks written, rows) per model
         self._path_index: dict[str, int] | None = None  # note path -> note index, built on first use
+
+    @cached_property
+    def searcher(self) -> Searcher:
+        """Ranking and explaining over this index (core.search)."""
+        return Searcher(self)
+
+    def search(self, query: str, params: SearchParams | None = None, **options: Any) -> SearchResult:
+        """Searcher.search over this index: the one call the CLI, the window, evaluation and tests share."""
+        return self.searcher.search(query, params, **options)
 
     def _sources(self) -> tuple[list[int], list[int]]:
         return self.layout.note_segment.tolist(), self.layout.note_local.tolist()

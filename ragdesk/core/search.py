@@ -1,7 +1,8 @@
 """Queries over an index reader: ranking (BM25, dense, hybrid), rank-of, explanations, highlights.
 
-`Searching` is mixed into IndexReader; it needs only the reader's analyzers, term indexes, chunks
-and embeddings, so every answer the window and the CLI show is computed here, the same way.
+A `Searcher` reads only what `SearchableIndex` declares of its index (an IndexReader's analyzers, term
+indexes, chunks and embeddings), so every answer the window and the CLI show is computed here, the
+same way.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -33,41 +34,42 @@ EMBEDDED_NOW_MAX = 4096  # rows kept (6 MB): typing a query re-ranks much the sa
 MISSING_TERMS_SHOWN = 20  # query terms no note has, named in the result's reason (then "and N more")
 
 
-class Searching:
-    """Search methods over anything with analyzers, term indexes, chunks and embeddings: every
-    member of the index they read is declared here (IndexReader provides them)."""
+class SearchableIndex(Protocol):
+    """What a Searcher reads of an index (IndexReader provides it): analyzers, term indexes, chunks
+    and embeddings, and nothing else (tests/core/test_no_qt.py checks every read is declared here)."""
 
     chunk_note: np.ndarray  # chunk id -> note number
     note_first_chunk: np.ndarray  # note number -> its first chunk id (one more entry: the chunk count)
 
-    def analyzer(self, config: AnalyzerConfig) -> Analyzer:
-        raise NotImplementedError
-
-    def term_index(self, config: AnalyzerConfig) -> TermIndex | MergedTermIndex:
-        raise NotImplementedError
-
-    def chunk(self, chunk_id: int) -> Chunk:
-        raise NotImplementedError
-
-    def nearest(self, name: str, partial: bool = False) -> SegmentedNearest:
-        raise NotImplementedError
-
-    def meaning_ready(self, name: str) -> bool:
-        raise NotImplementedError
-
-    def chunk_texts(self, chunk_ids: Sequence[int] | None = None) -> list[str]:
-        raise NotImplementedError
-
     @property
-    def n_chunks(self) -> int:
-        raise NotImplementedError
+    def n_chunks(self) -> int: ...
+
+    def analyzer(self, config: AnalyzerConfig) -> Analyzer: ...
+
+    def term_index(self, config: AnalyzerConfig) -> TermIndex | MergedTermIndex: ...
+
+    def chunk(self, chunk_id: int) -> Chunk: ...
+
+    def nearest(self, name: str, partial: bool = False) -> SegmentedNearest: ...
+
+    def meaning_ready(self, name: str) -> bool: ...
+
+    def chunk_texts(self, chunk_ids: Sequence[int] | None = None) -> list[str]: ...
+
+
+class Searcher:
+    """Ranks and explains over one index (IndexReader.searcher; `reader.search(...)` is the one call the
+    CLI, the window's worker, evaluation and the tests share)."""
+
+    def __init__(self, index: SearchableIndex) -> None:
+        self.index = index
 
     def prepare(self, query: str, config: AnalyzerConfig) -> list[QueryPart]:
         """Per single-index analyzer of `config`: its index, weight and the query's terms in it."""
         parts = []
         for cfg, weight in config.parts():
-            ti = self.term_index(cfg)
-            found = [(term, words, ti.term_id(term)) for term, words in self.analyzer(cfg).query_terms(query)]
+            ti = self.index.term_index(cfg)
+            found = [(term, words, ti.term_id(term)) for term, words in self.index.analyzer(cfg).query_terms(query)]
             known = [tid for _, _, tid in found if tid is not None]
             n_t = dict(zip(known, ti.dfs(np.array(known, np.int64)).tolist())) if known else {}
             qterms = [(t, tuple(w), tid if n_t.get(tid, 0) > 0 else None) for t, w, tid in found]
@@ -113,7 +115,7 @@ class Searching:
         elif len(main.present) < len(main.qterms):
             reason = _not_in_notes([t for t, _, tid in main.qterms if tid is None])
         depth = max(p.k, FUSION_DEPTH) if p.mode.uses_meaning else p.k
-        docs, scores = search_top_k(query_refs(parts), self.n_chunks, p.k1, p.b, depth)
+        docs, scores = search_top_k(query_refs(parts), self.index.n_chunks, p.k1, p.b, depth)
         ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
         folded: dict[int, tuple[int, ...]] = {}
         grouped = False
@@ -130,7 +132,7 @@ class Searching:
         explained = explain_rows(parts, [doc for doc, _, _ in top], p.k1, p.b) if explain else [[] for _ in top]
         hits = []
         for rank, ((doc, score, fusion), rows) in enumerate(zip(top, explained), start=1):
-            c = self.chunk(doc)
+            c = self.index.chunk(doc)
             length = int(main.index.doc_len[doc])
             span = (c.start, c.end)
             hits.append(
@@ -157,7 +159,7 @@ class Searching:
         result = SearchResult(
             query, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode, grouped=grouped
         )
-        result.left_out = self.analyzer(main.config).query_filter(query)
+        result.left_out = self.index.analyzer(main.config).query_filter(query)
         if resolved is not None:
             result.mode_reason = resolved.reason
         return result
@@ -165,7 +167,7 @@ class Searching:
     def count_matches(self, query: str, analyzer: AnalyzerConfig | None = None) -> int:
         """How many chunks contain at least one of the query's terms (the BM25 ranking's length),
         for "30 of N matches". Reads each query term's postings once."""
-        hit = np.zeros(self.n_chunks, dtype=bool)
+        hit = np.zeros(self.index.n_chunks, dtype=bool)
         for ref in query_refs(self.prepare(query, analyzer or AnalyzerConfig())):
             docs, _ = ref.index.postings(ref.term_id)
             hit[np.asarray(docs)] = True
@@ -180,7 +182,7 @@ class Searching:
         folded: dict[int, list[int]] = {}
         kept = []
         for item in ranked:
-            note = int(self.chunk_note[item[0]])
+            note = int(self.index.chunk_note[item[0]])
             if note in first:
                 folded[first[note]].append(item[0])
                 continue
@@ -202,9 +204,11 @@ class Searching:
         """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
         if not query.strip():
             return []
-        if not partial and not self.meaning_ready(embedder.name):
-            embed_missing(self, embedder)  # type: ignore[arg-type]  # asked for before any embedding (CLI, eval)
-        nearest = self.nearest(embedder.name, partial)
+        if not partial and not self.index.meaning_ready(embedder.name):
+            # asked for before any embedding (the CLI's first dense search, eval): computed first, as
+            # meaning_writer does for a reader (the one caller that passes more than a SearchableIndex)
+            embed_missing(self.index, embedder)  # type: ignore[arg-type]
+        nearest = self.index.nearest(embedder.name, partial)
         vector = embedder.embed_query(query)
         depth = max(k, FUSION_DEPTH)
         ids, cosines = nearest.top_k(vector, depth)
@@ -216,14 +220,15 @@ class Searching:
             ]
         pending = ~nearest.written if nearest.written is not None else None
         if pending is not None:
-            dense, pending = _with_bm25_top_embedded(embedder, vector, bm25, dense, pending, self.chunk_texts, depth)
+            texts = self.index.chunk_texts
+            dense, pending = _with_bm25_top_embedded(embedder, vector, bm25, dense, pending, texts, depth)
         fused = rrf_fuse(bm25, dense, 2 * depth, fusion.c, fusion.dense_weight, pending)
         if fusion.note_weight and pending is None:  # unfinished: notes not embedded yet cannot be ranked
-            notes = sorted({int(self.chunk_note[doc]) for doc, _ in fused})
-            firsts = self.note_first_chunk
+            notes = sorted({int(self.index.chunk_note[doc]) for doc, _ in fused})
+            firsts = self.index.note_first_chunk
             ranges = [(int(firsts[n]), int(firsts[n + 1])) for n in notes]
             cosines_of = dict(zip(notes, nearest.summed_cosines(vector, ranges)))
-            fused = with_note_ranks(fused, self.chunk_note, cosines_of, fusion.note_weight)
+            fused = with_note_ranks(fused, self.index.chunk_note, cosines_of, fusion.note_weight)
         return [(doc, f.score, f) for doc, f in fused]
 
     def rank_of(
@@ -236,7 +241,7 @@ class Searching:
         self, query: str, chunk_ids: list[int], analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
     ) -> dict[int, int | None]:
         """`rank_of` for several chunks, the query scored once (ties by chunk id, as the search breaks them)."""
-        docs, scores = score_all(query_refs(self.prepare(query, analyzer)), self.n_chunks, k1, b)
+        docs, scores = score_all(query_refs(self.prepare(query, analyzer)), self.index.n_chunks, k1, b)
         ranks: dict[int, int | None] = {}
         for chunk_id in chunk_ids:
             where = np.flatnonzero(docs == chunk_id)
@@ -266,7 +271,7 @@ class Searching:
         """
         parts = []
         for cfg, _ in analyzer.parts():
-            a = self.analyzer(cfg)
+            a = self.index.analyzer(cfg)
             parts.append((a.terms_of_word, {t for t, _ in a.query_terms(query)}, cfg.name == "trigrams"))
         spans: dict[tuple[int, int], str] = {}
         for start, end, word in word_spans(text):  # each word once (not a Token per trigram: 4x slower)

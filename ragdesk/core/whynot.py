@@ -145,7 +145,7 @@ def why_not(
         skipped = next((s for s in lib.skipped if s.path == path and not s.loaded), None)
         why = f"it was skipped: {skipped.reason}" if skipped else "no such note in the index"
         raise NotIndexed(f"{path} is not indexed ({why})")
-    parts = lib.prepare(query, config)
+    parts = lib.searcher.prepare(query, config)
     chunks = list(lib.chunks_of_note(note))
     if not chunks:
         raise NotIndexed(f"{path} is not indexed (it has no text to search)")
@@ -155,7 +155,7 @@ def why_not(
     result = lib.search(query, replace(params, k=depth), embedder=embedder, partial=partial)
     meaning = _meaning_ranks(lib, query, embedder, partial) if mode.uses_meaning else {}
     wanted = chunks + [h.chunk_id for h in result.hits[:1] + result.hits[k - 1 : k]]
-    keyword = lib.ranks_of(query, wanted, config, k1, b)  # the query scored once, not once per chunk
+    keyword = lib.searcher.ranks_of(query, wanted, config, k1, b)  # the query scored once, not once per chunk
 
     listed = next((h for h in result.hits if h.path == lib.note_paths[note]), None)  # the note's place
     if listed is not None and mode.uses_meaning:

@@ -60,7 +60,7 @@ def test_why_not_picker_explains_the_expected_note(window: MainWindow, qtbot) ->
     assert why.path == "cs/indukce.md" and why.rank is None and why.score == 0
     lib = window.library
     assert [r.to_json() for r in why.terms] == [
-        r.to_json() for r in lib.explain("rebase history", why.chunk_id, window.current_analyzer())
+        r.to_json() for r in lib.searcher.explain("rebase history", why.chunk_id, window.current_analyzer())
     ]
     qtbot.waitUntil(lambda: dialog.table.rowCount() == len(why.terms), timeout=5000)
     assert dialog.table.item(0, 0).text() == why.terms[0].label

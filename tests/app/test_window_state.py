@@ -124,7 +124,7 @@ def test_rank_lookup_failure_is_shown(window: MainWindow, monkeypatch, qtbot) ->
     def damaged(*_args: object, **_kwargs: object) -> None:
         raise store.IndexDamaged("index file docs.npy fails its checksum")
 
-    monkeypatch.setattr(type(lib), "rank_of", damaged)
+    monkeypatch.setattr(type(lib.searcher), "rank_of", damaged)
     window.results_pane.view.selectRow(1)
     qtbot.waitUntil(lambda: "not available" in window.explanation_pane.ranks_label.text(), timeout=10000)
     assert window.explanation_pane.ranks_label.text() == (

@@ -57,17 +57,23 @@ def test_no_unit_test_imports_a_benchmark_script() -> None:
     assert importers == []
 
 
-def test_the_search_mixin_declares_every_member_of_the_index_it_reads() -> None:
-    """core/search.py's Searching reads the index only through members it declares (no hidden contract)."""
+def test_the_searcher_reads_the_index_only_through_what_it_declares() -> None:
+    """core/search.py's Searcher reads its index only through members SearchableIndex declares (no
+    hidden contract), and reaches nothing else of the index's object."""
     import ast
 
     source = (Path(__file__).resolve().parents[2] / "ragdesk" / "core" / "search.py").read_text(encoding="utf-8")
-    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Searching")
-    declared = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
-    declared |= {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    classes = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)}
+    proto = classes["SearchableIndex"]
+    declared = {n.name for n in proto.body if isinstance(n, ast.FunctionDef)}
+    declared |= {n.target.id for n in proto.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
     read = {
         n.attr
-        for n in ast.walk(cls)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+        for n in ast.walk(classes["Searcher"])
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Attribute)
+        and n.value.attr == "index"
+        and isinstance(n.value.value, ast.Name)
+        and n.value.value.id == "self"
     }
-    assert read - declared == set()
+    assert read and read - declared == set()

@@ -41,10 +41,10 @@ def test_why_not_matches_the_explanation_and_the_rank(lib: IndexReader) -> None:
     (chunk,) = list(lib.chunks_of_note(lib.note_index("far.md")))
     assert why.chunk_id == chunk
     assert [r.to_json() for r in why.terms] == [
-        r.to_json() for r in lib.explain("rebase history of the cats", chunk, cfg)
+        r.to_json() for r in lib.searcher.explain("rebase history of the cats", chunk, cfg)
     ]
     assert why.score == pytest.approx(sum(r.contribution for r in why.terms))
-    assert why.bm25_rank == why.rank == lib.rank_of("rebase history of the cats", chunk, cfg)
+    assert why.bm25_rank == why.rank == lib.searcher.rank_of("rebase history of the cats", chunk, cfg)
     result = lib.search("rebase history of the cats", analyzer=cfg, k=2)
     assert why.top_chunk_id == result.hits[0].chunk_id
     assert [r.to_json() for r in why.top_terms] == [r.to_json() for r in result.hits[0].explain]
