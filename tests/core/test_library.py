@@ -81,7 +81,7 @@ def test_all_analyzers_rank_and_rows_sum(lib: IndexReader) -> None:
             assert sum(x.contribution for x in h.explain) == pytest.approx(h.score, rel=1e-12)
             primary = AnalyzerConfig(name).parts()[0][0]
             assert h.length == int(lib.term_index(primary).doc_len[h.chunk_id])
-        assert lib.rank_of("history rebase", r.hits[-1].chunk_id, AnalyzerConfig(name)) == len(r.hits)
+        assert lib.searcher.rank_of("history rebase", r.hits[-1].chunk_id, AnalyzerConfig(name)) == len(r.hits)
 
 
 def test_ties_break_by_chunk_order(tmp_path: Path) -> None:
@@ -214,7 +214,7 @@ def test_compiled_and_numpy_top_k_agree_on_a_base_plus_delta(
         config = AnalyzerConfig(name)
         for _ in range(10):
             query = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
-            refs = query_refs(lib.prepare(query, config))
+            refs = query_refs(lib.searcher.prepare(query, config))
             for k in (1, 5, 40):
                 got = search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
                 want = search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
@@ -246,7 +246,7 @@ def test_range_bounds_over_a_base_plus_delta_rank_as_numpy(tmp_path: Path, monke
     for name in ("stems", "trigrams", "combined"):
         config = AnalyzerConfig(name)
         for query in ("alpha gamma", "beta zeta", "kappa epsilon delta", "theta"):
-            refs = query_refs(lib.prepare(query, config))
+            refs = query_refs(lib.searcher.prepare(query, config))
             for k in (1, 3, 20):
                 got = search_top_k_compiled(refs, lib.n_chunks, 1.2, 0.75, k)
                 want = search_top_k_numpy(refs, lib.n_chunks, 1.2, 0.75, k)
@@ -364,7 +364,7 @@ def test_parallel_build_equals_serial(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_highlight_spans_by_analyzer(lib: IndexReader) -> None:
     text = "Clipped: Indukcí a commit, committed"
-    spans = lambda cfg: [(text[s:e], term) for s, e, term in lib.highlight_spans(text, "indukce commit", cfg)]  # noqa: E731
+    spans = lambda cfg: [(text[s:e], term) for s, e, term in lib.searcher.highlight_spans(text, "indukce commit", cfg)]  # noqa: E731
     assert spans(AnalyzerConfig("words")) == [("commit", "commit")]
     assert spans(AnalyzerConfig("stems")) == [("Indukcí", "induk"), ("commit", "commi"), ("committed", "commi")]
     # combined: stems, plus words sharing at least half their trigrams with the query ("Clipped" shares none)
@@ -579,36 +579,31 @@ def test_hit_texts_are_the_chunks_of_the_decoded_notes(lib: IndexReader) -> None
 @pytest.mark.skipif(kernels.TEXT is None, reason="the compiled text kernel is not built")
 def test_a_hits_text_is_found_without_holding_the_gil() -> None:
     """Finding a chunk in its note reads memory-mapped pages that may come from disk (~80 ms per hit
-    when the cache is cold): the window's thread keeps running meanwhile. Here a scan of 160 MB
-    stands in for the slow pages; this thread's longest wait must stay well under the scan's time."""
+    when the cache is cold): the window's thread keeps running meanwhile. A scan of 160 MB stands in
+    for the slow pages. With thread switches turned off (a 60 s interval), this thread can run while
+    the other is in Python only if the kernel lets go of the GIL: the other thread scans until it
+    sees this one ran (up to 100 scans), and a held GIL would never let it."""
     import sys
     import threading
-    import time
 
     text = np.frombuffer(b"a" * (160 << 20), np.uint8)
-    t0 = time.perf_counter()
-    kernels.TEXT.utf8_slice(text, len(text) - 2, len(text))
-    scan = time.perf_counter() - t0
-    if scan < 0.01:
-        pytest.skip(f"a 160 MB scan took {scan * 1000:.1f} ms here: too fast to tell a held GIL apart")
-    go, done = threading.Event(), threading.Event()
+    entered, ran = threading.Event(), threading.Event()
+    scans: list[bool] = []
 
     def find() -> None:
-        go.wait()
-        kernels.TEXT.utf8_slice(text, len(text) - 2, len(text))
-        done.set()
+        entered.set()  # wakes this test's thread, which then waits for the GIL
+        while len(scans) < 100 and not ran.is_set():
+            kernels.TEXT.utf8_slice(text, len(text) - 2, len(text))
+            scans.append(ran.is_set())
 
-    worker = threading.Thread(target=find)
-    worker.start()
     interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)  # a thread running Python hands the GIL over every 0.5 ms
+    sys.setswitchinterval(60.0)  # no forced hand-over: only a kernel that releases the GIL lets this thread in
     try:
-        go.set()  # this thread is already counting when the scan starts
-        longest, last = 0.0, time.perf_counter()
-        while not done.is_set():
-            now = time.perf_counter()
-            longest, last = max(longest, now - last), now
+        worker = threading.Thread(target=find)
+        worker.start()
+        entered.wait()
+        ran.set()
         worker.join()
     finally:
         sys.setswitchinterval(interval)
-    assert longest < scan / 2, (scan, longest)  # held, it would be the whole scan (23-31 ms here)
+    assert any(scans), f"this thread never ran during {len(scans)} scans of 160 MB: the kernel held the GIL"
