@@ -233,22 +233,33 @@ class Plan:
         if self.rows is None:
             self._create(vectors.shape[1])
         assert self.rows is not None
-        self.rows[ids] = vectors.astype(np.float16)
+        try:
+            if self.on_disk and isinstance(self.rows, np.memmap):
+                fileio.write_rows(self.rows, ids, vectors.astype(np.float16))  # durable, not left resident
+            else:
+                self.rows[ids] = vectors.astype(np.float16)
+        except OSError as exc:
+            self._unwritable(exc)  # not a full disk: the map stays valid (an unlinked file's too)
+            self.rows[ids] = vectors.astype(np.float16)
         self.done[ids] = True
         if self.on_disk:
             try:
-                if isinstance(self.rows, np.memmap):
-                    self.rows.flush()
                 fileio.replace_atomically(_partial_paths(self.segment, self.name)[1], np.packbits(self.done).tobytes())
             except OSError as exc:
-                if not store.is_storage_error(exc):  # e.g. the generation was replaced and pruned meanwhile:
-                    self.on_disk = False  # finish in memory (embed_plans then stops: GenerationReplaced)
-                    return
-                where = _partial_paths(self.segment, self.name)[0].parent
-                raise MeaningIndexUnwritable(
-                    f"cannot store the meaning index in {where}: {exc.strerror or exc}; "
-                    "the batches embedded before are kept and the next run continues"
-                ) from exc
+                self._unwritable(exc)
+
+    def _unwritable(self, exc: OSError) -> None:
+        """A write failed: a full or read-only disk stops the run (MeaningIndexUnwritable); anything
+        else, e.g. the generation replaced and pruned meanwhile, finishes in memory (embed_plans then
+        stops: GenerationReplaced)."""
+        if not store.is_storage_error(exc):
+            self.on_disk = False
+            return
+        where = _partial_paths(self.segment, self.name)[0].parent
+        raise MeaningIndexUnwritable(
+            f"cannot store the meaning index in {where}: {exc.strerror or exc}; "
+            "the batches embedded before are kept and the next run continues"
+        ) from exc
 
     def finish(self) -> np.ndarray:
         """The complete rows, stored under their final name when the cache is writable."""

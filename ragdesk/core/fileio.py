@@ -99,6 +99,33 @@ def preallocated_array(path: Path, dtype: Any, shape: tuple[int, ...]) -> np.nda
     return np.memmap(path, dtype=dt, mode="r+", offset=len(header), shape=shape)
 
 
+def write_rows(rows: np.memmap, ids: np.ndarray, values: np.ndarray) -> None:
+    """Store `values` as rows `ids` of the memory-mapped .npy file `rows` through the file (pwrite,
+    then fdatasync), not through the map: a run that writes every row of a large file once would keep
+    each page it touched resident in this process (139 MB at 180,000 chunks of the meaning index).
+    The map sees the rows at once (one page cache). Where pwrite is missing (Windows), through the map."""
+    if not hasattr(os, "pwrite"):
+        rows[ids] = values
+        rows.flush()
+        return
+    order = np.argsort(ids, kind="stable")
+    ids = np.asarray(ids)[order]
+    values = np.ascontiguousarray(np.asarray(values)[order], dtype=rows.dtype)
+    row_bytes = values[0].nbytes if len(values) else 0
+    breaks = np.flatnonzero(np.diff(ids) != 1) + 1  # one write per run of consecutive rows
+    fd = os.open(rows.filename, os.O_WRONLY)
+    try:
+        for run_ids, run in zip(np.split(ids, breaks), np.split(values, breaks)):
+            data = memoryview(run.tobytes())
+            at = rows.offset + int(run_ids[0]) * row_bytes
+            while data:
+                n = os.pwrite(fd, data, at)
+                data, at = data[n:], at + n
+        getattr(os, "fdatasync", os.fsync)(fd)  # durable before the bits that say they are there
+    finally:
+        os.close(fd)
+
+
 def _npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
     """The .npy header (format 1.0) of a C-ordered array of `dtype` and `shape`."""
     header = io.BytesIO()
