@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import embeddings, locks, store
+from . import locks, meaning_keep, store
 from .analyzers import AnalyzerConfig
 from .chunking import ChunkOptions
 from .errors import BuildCancelled  # noqa: F401 (re-exported)
@@ -97,7 +97,7 @@ def build_index(
     folder): a second one waits (`waiting` is called once) and then finds the index current, or
     refreshes what changed since. Every meaning index's rows of unchanged notes are copied from the
     previous index into the new segments before they are published, whatever the caller (a step no
-    caller may forget: it keeps hours of embedding; embeddings.keep).
+    caller may forget: it keeps hours of embedding; meaning_keep.keep).
     `changed`: the only paths that may have changed since `previous` (absolute, as the folder watcher
     reports them): only they are looked at again, unless a whole walk is needed (see core.rewalk).
     """
@@ -116,7 +116,7 @@ def build_index(
             if previous is None and reuse_stored:
                 with contextlib.suppress(store.IndexDamaged, store.IndexMissing):
                     previous = IndexReader.open(folder_path, root)
-            job.kept = embeddings.map_kept(previous) if previous is not None else {}  # other settings too
+            job.kept = meaning_keep.map_kept(previous) if previous is not None else {}  # other settings too
             if previous is not None and previous.settings != job.settings:
                 previous = None
             reader, report = job.run(previous)
@@ -201,11 +201,11 @@ class _Build:
     workers: int | None
     warm: AnalyzerConfig | None
     changed: Collection[str] | None
-    kept: embeddings.Kept = field(default_factory=dict)  # the previous index's meaning rows, mapped
+    kept: meaning_keep.Kept = field(default_factory=dict)  # the previous index's meaning rows, mapped
 
     def before_publish(self, segments: list[Segment]) -> None:
         """Given a refresh's new segments while only it sees them: the kept rows go in."""
-        embeddings.keep(segments, self.kept)
+        meaning_keep.keep(segments, self.kept)
 
     def run(self, previous: IndexReader | None) -> tuple[IndexReader, BuildReport]:
         walk_started = time.monotonic()

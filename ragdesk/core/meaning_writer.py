@@ -46,7 +46,7 @@ def embed_missing(
 ) -> list[np.ndarray]:
     """Each segment's embeddings (float16): the stored ones memory-mapped, the rest computed and
     stored, in batches that survive a crash (kept in memory when the cache is read-only), and given to
-    `reader`. After a refresh, `embeddings.keep` has copied the rows of unchanged notes, so only new
+    `reader`. After a refresh, `meaning_keep.keep` has copied the rows of unchanged notes, so only new
     and changed chunks are embedded again. One process at a time computes them (another one waits:
     `waiting` is called once, `cancelled` polled, EmbeddingCancelled if it says so).
     GenerationReplaced when another process publishes a newer generation meanwhile."""

@@ -52,7 +52,7 @@ class LazyNotes(_Records):
 
     def raw(self, i: int) -> bytes:
         """Record `i` as stored, unparsed: a note a refresh kept has the same bytes in every segment
-        that holds it (what `embeddings.keep` compares first)."""
+        that holds it (what `meaning_keep.keep` compares first)."""
         return self._lines[i]
 
     def _get(self, i: int) -> NoteRecord:

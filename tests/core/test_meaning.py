@@ -13,7 +13,7 @@ import pytest
 
 from ragdesk.cli import main
 from ragdesk.core import build as build_mod
-from ragdesk.core import embeddings
+from ragdesk.core import embeddings, meaning_keep
 from ragdesk.core import note_records as records_mod
 from ragdesk.core.build import build_index
 from ragdesk.core.dense import E5Embedder, load_embedder
@@ -132,7 +132,7 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     lib, _ = build_index(folder, tmp_path / "idx", workers=1)
     with pytest.raises(KeyboardInterrupt):
         meaning_matrix(lib, Crashing(e5, after=2))  # chunks 0-7 embedded, then the app was closed
-    assert embeddings.map_kept(lib)[e5.name][0][2].tolist() == [True] * 8 + [False] * 4
+    assert meaning_keep.map_kept(lib)[e5.name][0][2].tolist() == [True] * 8 + [False] * 4
     (folder / "n01.md").write_text("# Note 1\n\nrewritten entirely", encoding="utf-8")
     parsed: list[int] = []
     keeping = [False]
@@ -140,14 +140,14 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     monkeypatch.setattr(
         records_mod.LazyNotes, "_get", lambda self, i: (keeping[0] and parsed.append(i), parse(self, i))[1]
     )
-    keep = embeddings.keep
+    keep = meaning_keep.keep
 
     def keep_counting(segments, kept):  # type: ignore[no-untyped-def]
         keeping[0] = True
         keep(segments, kept)
         keeping[0] = False
 
-    monkeypatch.setattr(embeddings, "keep", keep_counting)
+    monkeypatch.setattr(meaning_keep, "keep", keep_counting)
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
     assert parsed == [1, 1]  # the edited note's records, old and new: the others' stored bytes are equal
@@ -381,14 +381,14 @@ def test_a_refresh_copies_only_its_new_segments_rows(tmp_path: Path, monkeypatch
         put = messages.append
 
     copied: list[tuple[int, bool]] = []  # rows the new segments got, and whether Done was sent before
-    keep = embeddings.keep
+    keep = meaning_keep.keep
 
     def recording(segments, kept):  # type: ignore[no-untyped-def]
         keep(segments, kept)
         rows = sum(embeddings.embedded_count(s, name) for s in segments for name in kept)
         copied.append((rows, any(isinstance(m, Done) for m in messages)))
 
-    monkeypatch.setattr(embeddings, "keep", recording)
+    monkeypatch.setattr(meaning_keep, "keep", recording)
     build_job(job, Queue(), threading.Event())
     for i in (3, 7):  # two edits: the second refresh starts from a base plus a delta
         (notes / f"n{i:02}.md").write_text(f"# Note {i}\n\nrewritten text number {i}", encoding="utf-8")
