@@ -5,7 +5,6 @@ rows. The reader only reads; `ragdesk index` and the build process share `comple
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -111,7 +110,6 @@ class MeaningRun:
     reader: IndexReader  # the index embedded last (another process's newer one after a replacement)
     embedder: Embedder
     embedded: int = 0  # chunks embedded by this run, over every generation it worked on
-    seconds: float = 0.0
 
     def complete(
         self,
@@ -125,12 +123,10 @@ class MeaningRun:
         index`), `replaced(reader)` gives the index to go on with (`ragdesk index` reopens it) or None
         to stop (the build process: the window refreshes, which starts its own); without `replaced`,
         GenerationReplaced propagates. EmbeddingCancelled when `cancelled` says so."""
-        t0 = time.monotonic()
         earlier = self.embedded  # chunks embedded into generations since replaced
 
         def counted(done: int, total: int) -> None:
             self.embedded = earlier + done
-            self.seconds = time.monotonic() - t0
             if progress is not None:
                 progress(done, total)
 
@@ -143,5 +139,4 @@ class MeaningRun:
                     raise
                 self.reader, earlier = following, self.embedded
                 continue
-            self.seconds = time.monotonic() - t0
             return self
