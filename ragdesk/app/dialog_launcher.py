@@ -33,11 +33,9 @@ class DialogLauncher(QObject):
         if dialog.exec() and dialog.result_settings is not None:
             s.set("editor/command", dialog.editor.text().strip())
             s.set("dense/embedder", dialog.embedder.text().strip())
-            wanted = dialog.meaning_index.isChecked() and not s.meaning_index
             s.set("dense/meaning_index", dialog.meaning_index.isChecked())
-            changed = self.apply_index_settings(dialog.result_settings)
-            if wanted and not changed:
-                self.window.refresh()  # the build process computes what the meaning index lacks
+            if not self.apply_index_settings(dialog.result_settings) and s.meaning_index:
+                self.window.session.compute_meaning()  # turned on (or still on): what it lacks is computed
 
     def apply_index_settings(self, new: IndexSettings) -> bool:
         """Store new index settings; rebuild when they changed (returns whether they did)."""

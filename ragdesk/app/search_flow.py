@@ -12,10 +12,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 
 from ..core.analyzers import AnalyzerConfig
-from ..core.dense import embedder_name
 from ..core.explain import explanation_text
 from ..core.languages import dropped_text
-from ..core.modes import AUTO, Mode
+from ..core.modes import asks_meaning
 from ..core.params import SearchParams
 from ..core.paths import shown
 from ..core.results import Hit
@@ -38,11 +37,6 @@ RANKS_DELAY_MS = 60
 # A new result set's explanation and prompt wait this long: past the list's own paint (a posted event),
 # so the two layouts are two events of the loop, not one (each 10-15 ms; together they stalled 25-40).
 EXPLAIN_DELAY_MS = 5
-
-
-def _asks_meaning(mode: str) -> bool:
-    """Whether the chosen mode needs the meaning index (auto does not: it is BM25 until there is one)."""
-    return mode != AUTO and Mode(mode).uses_meaning
 
 
 @dataclass(frozen=True)
@@ -96,10 +90,10 @@ class SearchFlow(QObject):
     def analyzer(self) -> AnalyzerConfig:
         return self.panes.bar.analyzer(self.settings.analyzer())
 
-    def build_wants(self) -> tuple[AnalyzerConfig, bool]:
-        """What a build must prepare: the analyzer searched with, and the meaning index (unless turned
-        off in the settings and not asked for by the dense or hybrid mode)."""
-        return self.analyzer(), self.settings.meaning_index or _asks_meaning(self.panes.bar.mode)
+    def build_wants(self) -> tuple[AnalyzerConfig, str]:
+        """What a build must prepare for: the analyzer searched with and the mode asked for (the session
+        decides from it and the settings whether the meaning index is computed)."""
+        return self.analyzer(), self.panes.bar.mode
 
     def forget(self) -> None:
         """Another folder opens: its chunk ids, pins and results are not this one's."""
@@ -132,10 +126,8 @@ class SearchFlow(QObject):
         self.run()
 
     def _on_mode_changed(self, _choice: str) -> None:
-        library, mode = self.session.library, self.panes.bar.mode  # "hybrid, plain RRF" is hybrid too
-        wanted = _asks_meaning(mode) and not self.session.embedding
-        if wanted and library is not None and not library.has_dense(embedder_name(self.settings.embedder)):
-            self.session.refresh()  # the build process embeds the chunks (said after its "Indexing…")
+        mode = self.panes.bar.mode  # "hybrid, plain RRF" is hybrid too
+        if asks_meaning(mode) and self.session.compute_meaning():
             self.status.show(
                 "Computing the meaning index (once per folder, newest notes first); until it is complete, "
                 f"{mode} search covers the chunks embedded so far"

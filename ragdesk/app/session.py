@@ -18,6 +18,7 @@ from ..core import fileio, store
 from ..core.analyzers import AnalyzerConfig
 from ..core.dense import embedder_name
 from ..core.jobs import EmbeddingProgress, MeaningIndexed, Progress, duration
+from ..core.modes import asks_meaning
 from ..core.reader import IndexReader
 from ..core.store import IndexDamaged
 from .child_process import describe
@@ -49,13 +50,13 @@ class Session(QObject):
         self,
         settings: AppSettings,
         index_dir: str | None,
-        wants: Callable[[], tuple[AnalyzerConfig, bool]],
+        wants: Callable[[], tuple[AnalyzerConfig, str]],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.settings = settings
         self.index_dir = index_dir
-        self._wants = wants  # the analyzer the window searches with, and whether it wants embeddings
+        self._wants = wants  # the analyzer the window searches with, and the mode asked for
         self.folder: str | None = None
         self.library: IndexReader | None = None
         self._pending: BuildRequest | None = None
@@ -116,13 +117,12 @@ class Session(QObject):
         `quiet`: the check that follows such a refresh (no meaning index, said only if it finds something)."""
         if self.folder is None:
             return
-        analyzer, dense = self._wants()
         request = BuildRequest(
             self.folder,
             self.index_dir,
             self.settings.index_settings(),
-            analyzer,
-            embedder=self.settings.embedder if dense and not quiet else None,
+            self._wants()[0],
+            embedder=self.settings.embedder if self.builds_meaning and not quiet else None,
             showing=self._showing(),
             verify=verify,
             changed=changed,
@@ -136,6 +136,20 @@ class Session(QObject):
                 self.engine.cancel_build()  # resumed by the build that starts next
             return
         self._start(request, watched)
+
+    @property
+    def builds_meaning(self) -> bool:
+        """Whether builds go on to compute the meaning index: the setting, or a mode that needs it."""
+        return self.settings.meaning_index or asks_meaning(self._wants()[1])
+
+    def compute_meaning(self) -> bool:
+        """Have the build process compute what the open index's meaning index lacks, unless it already
+        is or nothing lacks; returns whether it was started. Asked when a mode or the settings want it."""
+        library = self.library
+        if self.embedding or library is None or library.has_dense(embedder_name(self.settings.embedder)):
+            return False
+        self.refresh()
+        return True
 
     def _start(self, request: BuildRequest, watched: bool = False) -> None:
         """Hand `request` to the build process. After a refresh the watcher asked for (its paths
@@ -213,7 +227,7 @@ class Session(QObject):
             if not outcome.report.rebuilt:
                 self._finish()  # the watcher missed nothing: nothing to say or to show again
                 return
-            if self._wants()[1]:
+            if self.builds_meaning:
                 self.refresh(watched=True)  # next, the meaning index of what the watcher missed
         if outcome.meaning_follows:  # the process goes on embedding; a waiting build stops it
             self.embedding = True

@@ -43,6 +43,11 @@ AUTO = "auto"  # a request, not a mode: hybrid once the meaning index has its fi
 MODE_CHOICES = (AUTO, *MODES)
 
 
+def asks_meaning(requested: str) -> bool:
+    """Whether a requested mode needs the meaning index computed (auto does not: BM25 until there is one)."""
+    return requested != AUTO and Mode(requested).uses_meaning
+
+
 class HasMeaningIndex(Protocol):
     def has_dense(self, name: str) -> bool: ...
 

@@ -281,8 +281,7 @@ def test_what_the_check_finds_gets_its_meaning_index_next(  # type: ignore[no-un
     """The check computes no embeddings (it runs after every save); when it finds a change the watcher
     missed, a refresh that computes them follows, so hybrid search does not fall back to BM25."""
     qtbot.waitUntil(lambda: window.watcher.ready, timeout=10000)
-    analyzer = window.current_analyzer()
-    monkeypatch.setattr(window.session, "_wants", lambda: (analyzer, True))
+    window.settings.set("dense/meaning_index", True)  # builds compute the meaning index
     window.settings.set("dense/embedder", "model2vec:/nonexistent")  # no such model: builds skip embedding
     spec = window.settings.embedder
     missed = str(notes / "clip.md")

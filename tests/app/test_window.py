@@ -445,6 +445,40 @@ def test_plain_rrf_picked_computes_the_meaning_index_as_hybrid_does(window: Main
         "search covers the chunks embedded so far" in said
 
 
+def test_meaning_index_ticked_in_settings_is_computed_only_when_lacking(window: MainWindow, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Ticking "Compute the meaning index" has the build process compute what the open index lacks,
+    without waiting for the next edit; with nothing lacking, or the index settings changed (their
+    rebuild embeds anyway), no second build is started."""
+    import ragdesk.app.dialog_launcher as launcher
+    from ragdesk.app.dialogs import SettingsDialog
+
+    flip_context = [False]
+
+    class Accepted(SettingsDialog):
+        def exec(self) -> int:
+            self.meaning_index.setChecked(True)
+            if flip_context[0]:
+                self.context.setChecked(not self.context.isChecked())
+            self._on_accepted()
+            return 1
+
+    monkeypatch.setattr(launcher, "SettingsDialog", Accepted)
+    asked: list[bool] = []
+    monkeypatch.setattr(window.session, "refresh", lambda verify=False: asked.append(verify))
+    assert window.settings.meaning_index is False  # the tests' windows start with it off
+    window.dialogs.edit_settings()
+    assert window.settings.meaning_index is True and asked == [False]
+    monkeypatch.setattr(type(window.library), "has_dense", lambda self, name="e5": True)
+    window.settings.set("dense/meaning_index", False)
+    window.dialogs.edit_settings()  # nothing lacking: no build
+    assert window.settings.meaning_index is True and asked == [False]
+    monkeypatch.setattr(type(window.library), "has_dense", lambda self, name="e5": False)
+    window.settings.set("dense/meaning_index", False)
+    flip_context[0] = True
+    window.dialogs.edit_settings()  # the rebuild the new settings start computes it: one build, not two
+    assert asked == [False, False]
+
+
 def test_mode_switch_explains_missing_model(make_window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import ragdesk.app.window as window_mod
 
