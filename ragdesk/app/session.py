@@ -146,7 +146,7 @@ class Session(QObject):
         """Have the build process compute what the open index's meaning index lacks, unless it already
         is or nothing lacks; returns whether it was started. Asked when a mode or the settings want it."""
         library = self.library
-        if self.embedding or library is None or library.has_dense(embedder_name(self.settings.embedder)):
+        if self.embedding or library is None or library.has_meaning(embedder_name(self.settings.embedder)):
             return False
         self.refresh()
         return True
@@ -291,7 +291,7 @@ class Session(QObject):
         if self._finish():
             return  # cancelled because another folder was opened, or a refresh waited; that build started
         if embedding and self.library is not None:
-            done, total = self.library.dense_progress(embedder_name(self.settings.embedder))
+            done, total = self.library.meaning_progress(embedder_name(self.settings.embedder))
             self.status.emit(
                 f"Meaning index paused at {done:,} of {total:,} chunks; it continues at the next refresh (F5). "
                 "BM25 search works.",

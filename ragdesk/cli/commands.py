@@ -149,8 +149,8 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
             state["seconds"] = round(time.monotonic() - t0, 2)
             if show:
                 print(file=sys.stderr)
-    state["embedded"], state["chunks"] = lib.dense_progress(name)
-    state["complete"] = lib.has_dense(name)
+    state["embedded"], state["chunks"] = lib.meaning_progress(name)
+    state["complete"] = lib.has_meaning(name)
     return state
 
 

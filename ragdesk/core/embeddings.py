@@ -2,7 +2,7 @@
 segment's arrays, resumed after a crash, reused on refresh.
 
 Each segment stores its own rows (`dense-<model>.npy`, float16, one row per chunk), computed by
-core.meaning_writer; a reader lays them out in its numbering (IndexReader.stored_dense). While a
+core.meaning_writer; a reader lays them out in its numbering (IndexReader.stored_meaning). While a
 segment is being embedded its rows live in `dense-<model>.partial.npy` with a bit per chunk in
 `dense-<model>.done` saying which rows are written: each batch is flushed before its bits are, so
 a crash or a cancel loses at most the batch under way, and the next run continues where this one

@@ -278,7 +278,7 @@ def embed_index(reader: IndexReader, embedder: Embedder, queue: Any, cancelled: 
     index is removed first and so embedded again here, in the background (meaning_writer.repair_meaning)."""
     for line in repair_meaning(reader, embedder):
         print(f"ragdesk: {line}", file=sys.stderr)
-    embedded, chunks = reader.dense_progress(embedder.name)
+    embedded, chunks = reader.meaning_progress(embedder.name)
     t0 = time.monotonic()
     pace = _Pace()
 

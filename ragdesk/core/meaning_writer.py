@@ -72,9 +72,9 @@ def catch_up(reader: IndexReader, spec: str | None) -> bool:
     `ragdesk index`. True when the meaning index is complete afterwards. Never waits: when another
     process holds the meaning lock, that process embeds them."""
     name = embedder_name(spec)
-    if reader.has_dense(name):
+    if reader.has_meaning(name):
         return True
-    if reader.dense_progress(name)[0] == 0:
+    if reader.meaning_progress(name)[0] == 0:
         return False  # never embedded: that is `ragdesk index`'s work (minutes to hours), not a search's
     try:
         with embeddings.writing_rows(reader.root, cancelled=lambda: True):
@@ -85,7 +85,7 @@ def catch_up(reader: IndexReader, spec: str | None) -> bool:
             embeddings.embed_plans(plans, load_embedder(spec))
     except (DenseUnavailable, OSError, EmbeddingCancelled):
         return False
-    return reader.has_dense(name)
+    return reader.has_meaning(name)
 
 
 def meaning_matrix(
@@ -97,7 +97,7 @@ def meaning_matrix(
     """The chunks' embeddings in the reader's merged numbering, computed first where missing (laying
     out a base and a delta copies them; the build and the search use each segment's own)."""
     embed_missing(reader, embedder, progress, cancelled)
-    matrix = reader.stored_dense(embedder.name)
+    matrix = reader.stored_meaning(embedder.name)
     assert matrix is not None  # adopted just above
     return matrix
 

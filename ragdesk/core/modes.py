@@ -49,9 +49,9 @@ def asks_meaning(requested: str) -> bool:
 
 
 class HasMeaningIndex(Protocol):
-    def has_dense(self, name: str) -> bool: ...
+    def has_meaning(self, name: str) -> bool: ...
 
-    def dense_progress(self, name: str) -> tuple[int, int]: ...
+    def meaning_progress(self, name: str) -> tuple[int, int]: ...
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,9 @@ def meaning_state(lib: HasMeaningIndex, spec: str | None) -> MeaningState:
             load_embedder(spec)
         except DenseUnavailable as exc:
             return MeaningState(name, str(exc), False, 0, 0)
-    if lib.has_dense(name):
+    if lib.has_meaning(name):
         return MeaningState(name, None, True, 0, 0)
-    return MeaningState(name, None, False, *lib.dense_progress(name))
+    return MeaningState(name, None, False, *lib.meaning_progress(name))
 
 
 def resolve(

@@ -78,7 +78,7 @@ class IndexReader(ChunkTable):
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
         self._rows: dict[str, list[np.ndarray]] = {}  # complete rows per segment, from core.meaning_writer
-        self._dense: dict[str, np.ndarray] = {}  # embeddings laid out in the merged numbering, once
+        self._meaning: dict[str, np.ndarray] = {}  # embeddings laid out in the merged numbering, once
         self._nearest: dict[str, SegmentedNearest] = {}  # quantized, for searching (see nearest)
         self._partial: dict[str, tuple[int, SegmentedNearest]] = {}  # (chunks written, rows) per model
         self._path_index: dict[str, int] | None = None  # note path -> note index, built on first use
@@ -289,13 +289,13 @@ class IndexReader(ChunkTable):
         current = store.current_generation(self.root)
         return current is not None and current != self.generation
 
-    def has_dense(self, name: str = E5Embedder.name) -> bool:  # name: see core.dense.embedder_name
+    def has_meaning(self, name: str = E5Embedder.name) -> bool:  # name: see core.dense.embedder_name
         """Whether this index holds complete embeddings from the named backend (its meaning index): one
         (chunks, dim) matrix per segment, all of one dimension."""
         rows = [embeddings.load_rows(seg, name) for seg in self.segments]
         return all(r is not None for r in rows) and len({r.shape[1] for r in rows if r is not None}) == 1
 
-    def dense_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
+    def meaning_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
         """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks. A base's
         chunks replaced by the delta are not counted (they made "180,843 / 180,842" after an edit)."""
         done = 0
@@ -307,7 +307,7 @@ class IndexReader(ChunkTable):
 
     def meaning_ready(self, name: str) -> bool:
         """Whether `nearest(name)` can search the whole index (its meaning index is complete)."""
-        return name in self._nearest or name in self._rows or self.has_dense(name)
+        return name in self._nearest or name in self._rows or self.has_meaning(name)
 
     def segment_rows(self, name: str) -> list[np.ndarray | None]:
         """Each segment's complete rows from `name`: handed over by core.meaning_writer, else the stored
@@ -320,15 +320,15 @@ class IndexReader(ChunkTable):
         mapped, or in memory when the cache is read-only and nothing could be stored)."""
         self._rows[name] = rows
 
-    def stored_dense(self, name: str) -> np.ndarray | None:
+    def stored_meaning(self, name: str) -> np.ndarray | None:
         """This index's complete embeddings from `name` in the merged numbering (memory-mapped when it
         has one segment), or None."""
-        if name not in self._dense:
+        if name not in self._meaning:
             rows = self.segment_rows(name)
             if any(r is None for r in rows) or len({r.shape[1:] for r in rows if r is not None}) > 1:
                 return None
-            self._dense[name] = self.layout.per_chunk([r for r in rows if r is not None])
-        return self._dense[name]
+            self._meaning[name] = self.layout.per_chunk([r for r in rows if r is not None])
+        return self._meaning[name]
 
     def nearest(self, name: str, partial: bool = False) -> SegmentedNearest:
         """The embeddings from model `name` ready for exact top-k search: each segment's quantized once
@@ -336,7 +336,7 @@ class IndexReader(ChunkTable):
         multiply them with BLAS; see core.nearest), never copied into one matrix. `partial`: while the
         meaning index is unfinished, the rows written so far (see `partial_nearest`). DenseUnavailable
         when it is not complete and not `partial` (core.meaning_writer computes it)."""
-        if partial and not self.has_dense(name) and name not in self._rows:
+        if partial and not self.has_meaning(name) and name not in self._rows:
             return self.partial_nearest(name)
         if name not in self._nearest:
             if any(name not in seg.nearest_rows for seg in self.segments):
@@ -354,7 +354,7 @@ class IndexReader(ChunkTable):
         """The rows of an unfinished meaning index written so far, for searching while another process
         embeds the rest (newest notes first): quantized again once another PARTIAL_RENEW of the chunks
         is written (0.3–0.8 s at 180,000 chunks, in C without the GIL). DenseUnavailable when none is."""
-        done = self.dense_progress(name)[0]
+        done = self.meaning_progress(name)[0]
         if not done:
             raise DenseUnavailable("no chunk is embedded yet")
         cached = self._partial.get(name)

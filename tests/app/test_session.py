@@ -152,7 +152,7 @@ def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window,
     qtbot.waitUntil(lambda: any(m.done > 0 for m in progress), timeout=120000)  # one batch written
     w.cancel_build()
     qtbot.waitUntil(lambda: not w.engine.building, timeout=30000)
-    kept, total = w.library.dense_progress("e5-small-q4")  # the batches finished before Cancel took effect
+    kept, total = w.library.meaning_progress("e5-small-q4")  # the batches finished before Cancel took effect
     assert total == n and kept in (batch, 2 * batch)  # a batch under way when Cancel came is finished, not cut
     assert w.statusBar().currentMessage().startswith(f"Meaning index paused at {kept} of {n} chunks")
     # Restart embedding, then edit a note while it runs: the edit shows in BM25 results at once.
@@ -166,7 +166,7 @@ def test_the_meaning_index_pauses_on_cancel_and_an_edit_and_resumes(make_window,
     w.refresh()
     qtbot.waitUntil(lambda: any(h.path == "n05.md" for h in search(qtbot, w, "zyxwvut").hits), timeout=30000)
     qtbot.waitUntil(lambda: bool(finished), timeout=180000)
-    assert w.library.has_dense("e5-small-q4") and finished[0].embedded <= n - kept + 1  # + the edited note
+    assert w.library.has_meaning("e5-small-q4") and finished[0].embedded <= n - kept + 1  # + the edited note
 
 
 def test_the_meaning_index_goes_on_in_the_index_another_process_published(  # type: ignore[no-untyped-def]
@@ -207,7 +207,7 @@ def test_the_meaning_index_goes_on_in_the_index_another_process_published(  # ty
     assert not embedding.generation.exists()
     qtbot.waitUntil(lambda: bool(finished), timeout=180000)
     assert REPLACED_LINE in lines
-    assert w.library.generation == store.current_generation(embedding.root) and w.library.has_dense("e5-small-q4")
+    assert w.library.generation == store.current_generation(embedding.root) and w.library.has_meaning("e5-small-q4")
     assert search(qtbot, w, "zyxwvut").hits[0].path == "n05.md"  # the edit, in the index it opened
 
 

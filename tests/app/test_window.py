@@ -360,7 +360,7 @@ def test_meaning_index_follows_bm25_and_auto_turns_hybrid(window: MainWindow, qt
     window.settings.set("dense/meaning_index", True)
     with qtbot.waitSignal(window.session.meaning_indexed, timeout=120000) as done:
         window.refresh()
-    assert done.args[0].embedded == window.library.n_chunks and window.library.has_dense("e5-small-q4")
+    assert done.args[0].embedded == window.library.n_chunks and window.library.has_meaning("e5-small-q4")
     result = search(qtbot, window, "rebase history")
     assert result.mode == "hybrid" and all(h.fusion is not None for h in result.hits)
     # every chunk in its own place, as in BM25 mode; Group by note shows each note once
@@ -468,11 +468,11 @@ def test_meaning_index_ticked_in_settings_is_computed_only_when_lacking(window: 
     assert window.settings.meaning_index is False  # the tests' windows start with it off
     window.dialogs.edit_settings()
     assert window.settings.meaning_index is True and asked == [False]
-    monkeypatch.setattr(type(window.library), "has_dense", lambda self, name="e5": True)
+    monkeypatch.setattr(type(window.library), "has_meaning", lambda self, name="e5": True)
     window.settings.set("dense/meaning_index", False)
     window.dialogs.edit_settings()  # nothing lacking: no build
     assert window.settings.meaning_index is True and asked == [False]
-    monkeypatch.setattr(type(window.library), "has_dense", lambda self, name="e5": False)
+    monkeypatch.setattr(type(window.library), "has_meaning", lambda self, name="e5": False)
     window.settings.set("dense/meaning_index", False)
     flip_context[0] = True
     window.dialogs.edit_settings()  # the rebuild the new settings start computes it: one build, not two

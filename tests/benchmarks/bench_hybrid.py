@@ -63,8 +63,8 @@ def main() -> int:
         else:
             lib, _ = build_index(args.folder, stack.enter_context(tempfile.TemporaryDirectory()))
             stand_in(lib, e5.name, real)
-        done, total = lib.dense_progress(e5.name)
-        complete = lib.has_dense(e5.name)
+        done, total = lib.meaning_progress(e5.name)
+        complete = lib.has_meaning(e5.name)
         hyb: dict[str, Any] = {"mode": "hybrid", "embedder": e5, "partial": True}
         titles = sorted({Path(path).stem.replace("-", " ").replace("_", " ") for path in lib.note_paths})
         queries = [t for t in titles if 2 <= len(t.split()) <= 6][: args.queries]

@@ -44,7 +44,7 @@ def run(names: list[str], root: Path, modes: list[str]) -> list[dict[str, object
             dataclasses.replace(q, snippet="", lines=None) for q in ev.load_questions(QUESTIONS / f"{name}.jsonl")
         ]
         for mode in modes:
-            if mode == "hybrid" and not lib.has_dense(emb.name):
+            if mode == "hybrid" and not lib.has_meaning(emb.name):
                 print(
                     f"{name}: no complete meaning index (run tune_fusion.py --embed): hybrid skipped", file=sys.stderr
                 )

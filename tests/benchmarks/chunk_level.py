@@ -51,7 +51,7 @@ def main() -> int:
     ranks: dict[str, dict[str, list[int | None]]] = {}
     for name in SETS:
         lib = open_set(name, root, embed=False)
-        if not lib.has_dense(emb.name):
+        if not lib.has_meaning(emb.name):
             print(f"{name}: no complete meaning index yet (tune_fusion.py --embed)", file=sys.stderr)
             return 2
         nearest = lib.nearest(emb.name)

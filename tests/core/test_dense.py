@@ -122,14 +122,14 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     (folder / "b.md").write_text("# b\n\nnow about zebras", encoding="utf-8")
     (folder / "e.md").write_text("# e\n\nnew note", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-    assert new.dense_progress(emb.name) == (3, 5)  # b.md's old chunk, replaced in a delta, is not counted
+    assert new.meaning_progress(emb.name) == (3, 5)  # b.md's old chunk, replaced in a delta, is not counted
     calls: list[tuple[int, int]] = []
     again = np.asarray(meaning_matrix(new, emb, progress=lambda d, t: calls.append((d, t))))
     assert calls == [(2, 2)]  # progress counts only the chunks that are embedded again
     assert sorted(emb.embedded) == sorted(new.chunk_texts()[i] for i in (1, 4))  # only b.md and e.md
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, HashEmbedder().embed(new.chunk_texts()).astype(np.float16))
-    assert (len(new.segments) == 2) == delta and new.has_dense(emb.name)
+    assert (len(new.segments) == 2) == delta and new.has_meaning(emb.name)
     # A second refresh embeds only what changed since, and the index reopens with its embeddings.
     emb.embedded.clear()
     (folder / "c.md").write_text("# c\n\nnow about otters", encoding="utf-8")
@@ -138,7 +138,7 @@ def test_embeddings_refresh_incrementally(tmp_path: Path, monkeypatch: pytest.Mo
     assert np.array_equal(np.asarray(meaning_matrix(third, emb)), expected)
     assert emb.embedded == [third.chunk_texts()[2]]
     reopened = IndexReader.open(folder, tmp_path / "idx")
-    assert np.array_equal(np.asarray(reopened.stored_dense(emb.name)), np.asarray(third.stored_dense(emb.name)))
+    assert np.array_equal(np.asarray(reopened.stored_meaning(emb.name)), np.asarray(third.stored_meaning(emb.name)))
 
 
 def test_model2vec_local_folder_backend(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_a_bm25_only_build_job_keeps_every_models_rows(tmp_path: Path, monkeypat
     build_job(job, Queue(), threading.Event())
     assert isinstance(messages[-1], Done) and not messages[-1].meaning_follows
     new = IndexReader.open(folder, tmp_path / "idx")
-    assert new.generation != lib.generation and new.dense_progress(emb.name) == (3, 4)
+    assert new.generation != lib.generation and new.meaning_progress(emb.name) == (3, 4)
     again = np.asarray(meaning_matrix(new, emb))
     assert np.array_equal(again[[0, 2, 3]], first[[0, 2, 3]])
     assert np.array_equal(again, emb.embed(new.chunk_texts()).astype(np.float16))
@@ -214,10 +214,10 @@ def test_rows_survive_a_rebuild_for_other_load_settings(tmp_path: Path) -> None:
         folder, tmp_path / "idx", wider, workers=1, previous=lib
     )
     assert new.note_paths == ["a.md", "b.md", "c.txt"] and new.generation != lib.generation
-    assert new.dense_progress(emb.name) == (2, 3)
+    assert new.meaning_progress(emb.name) == (2, 3)
     assert np.array_equal(np.asarray(meaning_matrix(new, emb))[:2], first)
     smaller = IndexSettings(wider.load, ChunkOptions(size=40))
     other, _ = build_index(
         folder, tmp_path / "idx", smaller, workers=1, previous=new
     )
-    assert other.dense_progress(emb.name) == (0, 3)  # other chunk options: other texts, nothing reused
+    assert other.meaning_progress(emb.name) == (0, 3)  # other chunk options: other texts, nothing reused

@@ -114,12 +114,12 @@ def test_the_meaning_index_resumes_after_a_crash(tmp_path: Path, e5: E5Embedder)
     crashing = Crashing(e5, after=2)
     with pytest.raises(KeyboardInterrupt):
         meaning_matrix(lib, crashing)
-    assert not lib.has_dense(e5.name) and lib.dense_progress(e5.name) == (8, 14)  # two batches of four kept
+    assert not lib.has_meaning(e5.name) and lib.meaning_progress(e5.name) == (8, 14)  # two batches of four kept
     # The next start (a new process: a fresh reader) embeds only the six chunks left.
     again = IndexReader.open(folder, tmp_path / "idx")
     resumed = Crashing(e5, after=99)
     rows = np.asarray(meaning_matrix(again, resumed))
-    assert resumed.embedded == again.chunk_texts()[8:] and again.has_dense(e5.name)
+    assert resumed.embedded == again.chunk_texts()[8:] and again.has_meaning(e5.name)
     assert np.allclose(rows.astype(np.float32), e5.embed(again.chunk_texts()), atol=2e-3)  # float16 rows
     assert not list(lib.generation.glob("*.partial.npy")) and not list(lib.generation.glob("*.done"))
 
@@ -151,12 +151,12 @@ def test_a_full_rebuild_keeps_an_unfinished_meaning_index(tmp_path: Path, monkey
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
     assert parsed == [1, 1]  # the edited note's records, old and new: the others' stored bytes are equal
-    assert new.dense_progress(e5.name) == (7, 12)  # chunks 0 and 2-7; the edited note's chunk 1 is new
+    assert new.meaning_progress(e5.name) == (7, 12)  # chunks 0 and 2-7; the edited note's chunk 1 is new
     counting = Crashing(e5, after=99)
     meaning_matrix(new, counting)
     texts = new.chunk_texts()
     assert sorted(counting.embedded) == sorted([texts[1], *texts[8:]])  # the edited note and the four left
-    assert new.has_dense(e5.name)
+    assert new.has_meaning(e5.name)
 
 
 def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypatch, e5: E5Embedder) -> None:  # type: ignore[no-untyped-def]
@@ -173,7 +173,7 @@ def test_a_note_cut_by_a_batch_keeps_its_written_chunks(tmp_path: Path, monkeypa
     (folder / "n3.md").write_text("# Note 3\n\nrewritten entirely", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
     assert new.generation != lib.generation and len(new.segments) == 1
-    assert new.dense_progress(e5.name) == (4, 10)  # note 1's written chunk too (3 before)
+    assert new.meaning_progress(e5.name) == (4, 10)  # note 1's written chunk too (3 before)
     counting = Crashing(e5, after=99)
     meaning_matrix(new, counting)
     texts = new.chunk_texts()
@@ -187,7 +187,7 @@ def test_a_cancelled_meaning_index_keeps_its_batches(tmp_path: Path, e5: E5Embed
         meaning_matrix(lib,
             Crashing(e5, after=99), progress=lambda d, t: batches.append((d, t)), cancelled=lambda: bool(batches)
         )
-    assert batches == [(4, 10)] and lib.dense_progress(e5.name) == (4, 10) and not lib.has_dense(e5.name)
+    assert batches == [(4, 10)] and lib.meaning_progress(e5.name) == (4, 10) and not lib.has_meaning(e5.name)
 
 
 def test_only_new_and_changed_chunks_are_embedded_after_an_edit(tmp_path: Path, e5: E5Embedder) -> None:
@@ -261,18 +261,18 @@ def test_a_refresh_in_any_mode_keeps_the_meaning_index(tmp_path: Path, monkeypat
     assert main(["index", str(folder), *idx, "--json"]) == 0
     capsys.readouterr()
     before = IndexReader.open(folder, tmp_path / "idx")
-    old_rows = {p: np.asarray(before.stored_dense("e5-small-q4")[before.note_index(p)]) for p in NOTES}
+    old_rows = {p: np.asarray(before.stored_meaning("e5-small-q4")[before.note_index(p)]) for p in NOTES}
     for i in range(edits):  # the second merge starts from a partial meaning index (4 of 5)
         (folder / "en/sleep.md").write_text(f"# Sleep\n\nA warm shower before bed, take {i}.", encoding="utf-8")
         assert main([command[0], str(folder), *command[1:], *idx, "--json"]) == 0
     capsys.readouterr()
     after = IndexReader.open(folder, tmp_path / "idx")
     assert after.generation != before.generation and len(after.segments) == 1
-    assert after.dense_progress("e5-small-q4") == (4, 5)  # all but the edited note's one chunk
+    assert after.meaning_progress("e5-small-q4") == (4, 5)  # all but the edited note's one chunk
     assert main(["search", str(folder), "how do I fix a flat tyre on my bike", *idx, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["mode"] == "hybrid"  # caught up: one chunk embedded
     final = IndexReader.open(folder, tmp_path / "idx")
-    rows = final.stored_dense("e5-small-q4")
+    rows = final.stored_meaning("e5-small-q4")
     for path in NOTES:
         if path != "en/sleep.md":  # copied, not embedded again: the same float16 row
             assert np.array_equal(np.asarray(rows[final.note_index(path)]), old_rows[path])
@@ -442,9 +442,9 @@ def test_embedding_waits_for_the_process_holding_the_meaning_lock(tmp_path: Path
     with locks.meaning_lock(lib.root):  # another open file: flock makes it another holder, as a process
         with pytest.raises(EmbeddingCancelled, match="another process is computing the meaning index"):
             embed_missing(lib, emb, cancelled=lambda: bool(told), waiting=lambda: told.append(1))
-    assert told == [1] and emb.embedded == [] and lib.dense_progress(emb.name) == (0, 6)
+    assert told == [1] and emb.embedded == [] and lib.meaning_progress(emb.name) == (0, 6)
     embed_missing(lib, emb)
-    assert len(emb.embedded) == 6 and lib.has_dense(emb.name)
+    assert len(emb.embedded) == 6 and lib.has_meaning(emb.name)
 
 
 class HashLike:
@@ -491,7 +491,7 @@ def test_a_search_does_not_wait_for_another_process_computing_the_meaning_index(
     new = IndexReader.open(folder, idx)
     assert new.generation != lib.generation and not lib.generation.exists()  # merged; the old base is gone
     emb = HashLike()
-    assert new.dense_progress(emb.name) == (5, 6)  # every unchanged note's row (0 of 6 before)
+    assert new.meaning_progress(emb.name) == (5, 6)  # every unchanged note's row (0 of 6 before)
     embed_missing(new, emb)
     assert emb.embedded == [new.chunk_texts()[1]]
     with locks.meaning_lock(lib.root):  # nothing changed since: no refresh, no keep, no wait
@@ -632,7 +632,7 @@ def test_dense_and_hybrid_search_the_chunks_embedded_so_far(
     got = {h.chunk_id: h.fusion.cosine for h in hybrid.hits}
     assert [got[doc] for doc in pending] == pytest.approx(cosines.tolist(), abs=1e-5)
     assert reader.search(query, mode="hybrid", embedder=searching, partial=True).hits == hybrid.hits  # kept
-    assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (4, 5)  # nothing written
+    assert IndexReader.open(folder, tmp_path / "idx").meaning_progress(e5.name) == (4, 5)  # nothing written
     meaning_matrix(lib, e5)
     assert len(reader.search(query, mode="dense", embedder=idle, partial=True).hits) == 5
 
@@ -676,7 +676,7 @@ def test_the_cli_searches_an_unfinished_meaning_index_as_the_window_does(
         assert velo["fusion"]["dense_rank"] == 1
         ranked = {h["path"] for h in out["hits"] if h["fusion"]["dense_rank"]}
         assert {"fr/velo.md", "en/sleep.md"} <= ranked <= {"fr/velo.md", "en/sleep.md"} | bm25_top
-    assert IndexReader.open(folder, tmp_path / "idx").dense_progress(e5.name) == (2, 5)  # nothing written
+    assert IndexReader.open(folder, tmp_path / "idx").meaning_progress(e5.name) == (2, 5)  # nothing written
 
 
 def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(
@@ -694,7 +694,7 @@ def test_a_partial_search_over_a_base_and_a_delta_ranks_every_written_chunk(
         meaning_matrix(lib, Crashing(e5, after=2))  # chunks 0-7
     (folder / "n03.md").write_text("# Note 3\n\nalpha beta gamma, rewritten", encoding="utf-8")
     new, _ = build_index(folder, tmp_path / "idx", workers=1, previous=lib)
-    assert len(new.segments) == 2 and new.dense_progress(e5.name) == (7, 12)
+    assert len(new.segments) == 2 and new.meaning_progress(e5.name) == (7, 12)
     idle = Crashing(e5, after=0)
     query = "alpha beta gamma"
     dense = new.search(query, mode="dense", embedder=idle, partial=True, k=20)
@@ -779,10 +779,10 @@ def test_embedding_moves_to_the_index_another_process_published(tmp_path: Path, 
         embed_missing(lib, emb)
     assert len(emb.embedded) == 8 and not lib.generation.exists()  # two batches, then it stopped
     new = emb.published[0]
-    assert not new.replaced() and new.dense_progress(emb.name) == (3, 12)
+    assert not new.replaced() and new.meaning_progress(emb.name) == (3, 12)
     rest = HashLike()
     embed_missing(new, rest)
-    assert new.has_dense(emb.name) and len(rest.embedded) == 9
+    assert new.has_meaning(emb.name) and len(rest.embedded) == 9
 
 
 def test_ragdesk_index_goes_on_embedding_the_index_another_process_published(  # type: ignore[no-untyped-def]
@@ -803,6 +803,6 @@ def test_ragdesk_index_goes_on_embedding_the_index_another_process_published(  #
     meaning = json.loads(out)["meaning_index"]
     assert "another process updated the index meanwhile" in err
     current = IndexReader.open(folder, idx)
-    assert current.generation == emb.published[0].generation and current.has_dense(E5Embedder.name)
+    assert current.generation == emb.published[0].generation and current.has_meaning(E5Embedder.name)
     assert meaning["complete"] and (meaning["embedded"], meaning["chunks"]) == (12, 12)
     assert meaning["embedded_now"] == len(emb.embedded) > 8  # both generations' batches counted

@@ -48,7 +48,7 @@ def embedded(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:  # type: i
     idx = tmp_path / "idx"
     assert main(["index", str(folder), "--index-dir", str(idx), "--json"]) == 0
     lib = IndexReader.open(folder, idx)
-    assert lib.has_dense(Tiny.name)
+    assert lib.has_meaning(Tiny.name)
     return folder, idx, embeddings.stored_path(lib.segments[0], Tiny.name)
 
 
@@ -63,7 +63,7 @@ def test_damage_is_said_and_embedded_again(embedded, capsys, how: str) -> None: 
     assert main(["index", str(folder), "--no-dense", "--json", *common]) == 0
     structural = how in ("empty", "truncated", "dimension", "inf", "nan")  # seen without the model: not complete
     assert json.loads(capsys.readouterr().out)["meaning_index"]["complete"] is not structural
-    assert IndexReader.open(folder, idx).has_dense(Tiny.name) is not structural  # auto stays on BM25
+    assert IndexReader.open(folder, idx).has_meaning(Tiny.name) is not structural  # auto stays on BM25
     assert main(["index", str(folder), "--json", *common]) == 0
     out = capsys.readouterr()
     assert out.err.count("was damaged (") == 1 and "embedding it again" in out.err

@@ -15,11 +15,11 @@ class Meaning:
     def __init__(self, done: int, total: int) -> None:
         self.done, self.total, self.asked = done, total, 0
 
-    def has_dense(self, name: str) -> bool:
+    def has_meaning(self, name: str) -> bool:
         self.asked += 1
         return self.done == self.total
 
-    def dense_progress(self, name: str) -> tuple[int, int]:
+    def meaning_progress(self, name: str) -> tuple[int, int]:
         self.asked += 1
         return self.done, self.total
 
@@ -41,7 +41,7 @@ def test_the_window_searches_an_unfinished_meaning_index_as_it_is_and_never_comp
     auto = resolve(lib, AUTO, "e5", load=load)
     assert (auto.mode, auto.partial, auto.embedder, auto.meaning) == ("hybrid", True, MODEL, (300, 8449))
     assert auto.reason.startswith("hybrid over 300 of 8,449 chunks embedded so far")
-    assert lib.asked == 2  # has_dense, then dense_progress: the state is read once
+    assert lib.asked == 2  # has_meaning, then meaning_progress: the state is read once
     never = resolve(Meaning(0, 8449), "hybrid", "e5", load=load)
     assert (never.mode, never.embedder) == ("bm25", None)
     assert never.reason == "BM25 until the first chunks are embedded (0 of 8,449)"

@@ -106,7 +106,7 @@ def test_hybrid_search_gives_each_hit_its_notes_share(
         meaning_matrix(lib, emb)
         assert len(lib.segments) == 2
     result = lib.search("dogs bark", mode="hybrid", embedder=emb, k=50, group=False)
-    rows = np.asarray(lib.stored_dense(emb.name), np.float64)
+    rows = np.asarray(lib.stored_meaning(emb.name), np.float64)
     q = np.asarray(emb.embed_query("dogs bark"), np.float64)
     expected = {}
     for note in {int(lib.chunk_note[h.chunk_id]) for h in result.hits}:
