@@ -17,6 +17,7 @@ Needs the bench extra (tantivy): pip install -e ".[bench]".
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import statistics
 import sys
@@ -74,6 +75,7 @@ def main() -> int:
 
     qs = queries()
     config = AnalyzerConfig()
+    every_word = dataclasses.replace(config, query_language="off")  # no language detected, no word left out
     tmp = Path(tempfile.mkdtemp(prefix="ragdesk-ab-"))
 
     def build_ragdesk(where: Path) -> Any:
@@ -103,6 +105,7 @@ def main() -> int:
         engines: dict[str, Callable[[str], object]] = {
             "ragdesk (combined)": lambda q: lib.search(q, analyzer=config, k=10, explain=False),
             "ragdesk (combined), explained": lambda q: lib.search(q, analyzer=config, k=10, explain=True),
+            "ragdesk (combined), query language off": lambda q: lib.search(q, analyzer=every_word, k=10, explain=False),
             "tantivy": lambda q: tantivy_query(index, searcher, q),
             "tantivy, explained": lambda q: tantivy_query(index, searcher, q, explain=True),
             "tantivy, whole files": lambda q: tantivy_query(files_index, files_searcher, q),
