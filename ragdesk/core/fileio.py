@@ -152,16 +152,20 @@ def write_arrays(folder: Path, arrays: dict[str, np.ndarray], blobs: dict[str, b
     return files
 
 
-def write_byte_array(path: Path, pieces: list[Any], total: int) -> dict[str, int]:
-    """Write byte pieces as one uint8 .npy (so it memory-maps like the arrays); returns size and CRC."""
-    header = _npy_header(np.dtype(np.uint8), (total,))
+def write_pieces(path: Path, pieces: list[Any], dtype: Any) -> dict[str, int]:
+    """Write pieces (bytes, or arrays of `dtype`) one after another as one 1-D .npy of `dtype`, which
+    memory-maps like the arrays, never joining them in memory; returns size and CRC."""
+    dt = np.dtype(dtype)
+    total = sum(len(piece) for piece in pieces)
+    header = _npy_header(dt, (total,))
     crc = zlib.crc32(header)
     with create_private(path) as out:
         out.write(header)
         for piece in pieces:
-            data = memoryview(piece).cast("B") if not isinstance(piece, bytes) else piece
-            out.write(data)
-            crc = zlib.crc32(data, crc)
+            if not isinstance(piece, bytes):
+                piece = memoryview(np.ascontiguousarray(piece, dt)).cast("B")
+            out.write(piece)
+            crc = zlib.crc32(piece, crc)
     return {"size": path.stat().st_size, "crc32": crc}
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from . import kernels
 from .analyzers import word_tokens
 from .chunking import ChunkOptions, chunk_note, context_text, note_title
+from .lexicon import Words
 from .loader import NoteFile, Skipped, read_note
 
 
@@ -43,7 +44,9 @@ class BatchResult:
     headings: list[str] = field(default_factory=list)  # per chunk
     spans: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # per chunk, chars
     lines: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # per chunk, 1-based
-    vocab: list[str] = field(default_factory=list)
+    # the batch's words by id as one blob: a few hundred thousand strs per batch, which the build
+    # holds for every batch until it interns them (150 MB of objects at the scale corpus)
+    vocab: Words = field(default_factory=lambda: Words(b""))
     row_len: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # distinct words per chunk
     word_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -106,9 +109,10 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
     if spans:
         out.spans = np.array(spans, dtype=np.int32)
         out.lines = np.array(lines, dtype=np.int32)
-    out.vocab, out.row_len, out.word_ids, out.counts, out.n_tokens = count_words(
+    vocab, out.row_len, out.word_ids, out.counts, out.n_tokens = count_words(
         pieces, np.array(bounds, np.int64), np.array(chunk_ptr, np.int64)
     )
+    out.vocab = Words("\n".join(vocab).encode("utf-8"))
     return out
 
 

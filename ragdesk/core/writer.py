@@ -15,6 +15,7 @@ import numpy as np
 from . import fileio, store
 from .arrays import ranges
 from .heap import release_freed_memory
+from .lexicon import Words
 from .loader import NoteFile, Skipped
 from .params import IndexSettings
 from .segment import ChunkTable, Segment
@@ -70,6 +71,14 @@ def _add_fresh(pieces: _Pieces, r: BatchResult, maps: tuple[np.ndarray, np.ndarr
     pieces.add(r.spans[c0:c1], r.lines[c0:c1], hmap[c0:c1], r.row_len[c0:c1], r.word_ids[p0:p1], r.counts[p0:p1])
 
 
+def _renumbered(ids: np.ndarray, mapping: np.ndarray) -> np.ndarray:
+    """`mapping[ids]`, written over `ids` when they are writable (a worker's, unpickled): no second
+    copy of a batch's word ids, whose freed memory the heap would keep (40 MB at the scale corpus)."""
+    if not ids.flags.writeable:
+        return mapping[ids]
+    return np.take(mapping, ids, out=ids)
+
+
 def write_segment(
     gen: Path,
     folder: Path,
@@ -96,8 +105,8 @@ def write_segment(
     batch_maps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for bi, r in enumerate(results):
         hmap = intern_words(headings, r.headings)
-        r.word_ids = intern_words(vocab, r.vocab)[r.word_ids]  # the batch's rows in the index's word ids
-        r.vocab, r.headings = [], []  # consumed: millions of strs on a large folder, no longer held
+        r.word_ids = _renumbered(r.word_ids, intern_words(vocab, r.vocab.all()))  # in the index's word ids
+        r.vocab, r.headings = Words(b""), []  # consumed: no longer held
         row_ptr = np.concatenate(([0], np.cumsum(r.row_len))).astype(np.int64)
         chunk_ptr = np.concatenate(([0], np.cumsum([n.n_chunks for n in r.notes]))).astype(np.int64)
         batch_maps.append((hmap, row_ptr, chunk_ptr))
@@ -122,10 +131,10 @@ def write_segment(
             notes.append(results[bi].notes[ni])
             texts.append(results[bi].texts[ni])
             _add_fresh(pieces, results[bi], batch_maps[bi], ni)
-    results.clear()  # consumed: what is left of them is in `pieces`, and goes as those are joined
+    results.clear()  # consumed: what is left of them is in `pieces`, and goes as those are written
+    release_freed_memory()  # the batches' word lists and word ids, interned
     note_off = np.concatenate(([0], np.cumsum([len(t) for t in texts]))).astype(np.int64)
     row_len = pieces.join("row_len", np.int64)
-    counts = pieces.join("counts", np.int32)
     arrays = {
         "note_off": note_off,
         "chunk_note": np.repeat(np.arange(len(notes), dtype=np.int32), [n.n_chunks for n in notes]),
@@ -133,8 +142,6 @@ def write_segment(
         "chunk_lines": pieces.join("lines", np.int32, (0, 2)),
         "chunk_heading": pieces.join("heading", np.int32),
         "fwd_ptr": np.concatenate(([0], np.cumsum(row_len))).astype(np.int64),
-        "fwd_ids": pieces.join("ids", np.int32),
-        "fwd_counts": counts,
         # size and mtime per note, so a refresh finds what changed without parsing every record
         "note_size": np.array([n.size for n in notes], np.int64),
         "note_mtime": np.array([n.mtime_ns for n in notes], np.int64),
@@ -142,15 +149,20 @@ def write_segment(
     files_info = fileio.write_arrays(
         gen, arrays, {"vocab": "\n".join(vocab).encode("utf-8"), "headings": "\n".join(headings).encode("utf-8")}
     )
-    counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": int(counts.sum())}
-    del arrays, counts, row_len  # on disk now: not held while the derivation runs
-    vocab.clear()  # and the words (2.4 million strs at the scale corpus), written as the blob
+    # the forward index's word ids and counts (one per distinct word of a chunk: 10 million at the
+    # scale corpus) go to disk piece by piece: joined first, each would be in memory twice
+    tokens = sum(int(c.sum()) for c in pieces.parts["counts"])
+    files_info["fwd_ids.npy"] = fileio.write_pieces(gen / "fwd_ids.npy", pieces.parts.pop("ids"), np.int32)
+    files_info["fwd_counts.npy"] = fileio.write_pieces(gen / "fwd_counts.npy", pieces.parts.pop("counts"), np.int32)
+    counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": tokens}
+    del arrays, row_len  # on disk now: not held while the derivation runs
+    vocab.clear()  # and the words (270,000 strs at the scale corpus), written as the blob
     headings.clear()
     batch_maps.clear()
     if derive is not None:
         release_freed_memory()  # the workers' derivation, starting now, is the build's peak
     derived = derive(gen) if derive is not None else None
-    files_info["notes.npy"] = fileio.write_byte_array(gen / "notes.npy", texts, int(note_off[-1]))
+    files_info["notes.npy"] = fileio.write_pieces(gen / "notes.npy", texts, np.uint8)
     files_info["notes.jsonl"] = fileio.write_jsonl(gen / "notes.jsonl", [vars(n) for n in notes])
     paths = json.dumps([n.path for n in notes], ensure_ascii=True).encode("ascii")  # \n, \udcff and all
     files_info["paths.blob"] = fileio.write_blob(gen / "paths.blob", paths)

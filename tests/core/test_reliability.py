@@ -364,3 +364,17 @@ def test_stale_temporaries_are_found_while_a_build_prunes_a_generation(
     monkeypatch.setattr(os, "scandir", pruned_meanwhile)
     store.remove_stale_temporaries(root)
     assert not stale.exists()
+
+
+def test_pieces_written_one_after_another_load_as_their_concatenation(tmp_path: Path) -> None:
+    """The forward index and the note texts are written piece by piece, never joined in memory (a scale
+    build held each twice): the file is exactly the joined array, private, and its CRC the file's."""
+    ids = [np.array([3, 1, 2], np.int32), np.zeros(0, np.int32), np.asarray(np.arange(5, dtype=np.int32)[1:])]
+    info = fileio.write_pieces(tmp_path / "ids.npy", ids, np.int32)
+    loaded = np.load(tmp_path / "ids.npy")
+    assert loaded.dtype == np.int32 and loaded.tolist() == [3, 1, 2, 1, 2, 3, 4]
+    texts = [b"caf\xc3\xa9 ", np.frombuffer(b"note two", np.uint8)[5:]]
+    fileio.write_pieces(tmp_path / "notes.npy", texts, np.uint8)
+    assert fileio.load_array(tmp_path, "notes").tobytes() == "café two".encode()
+    assert info == fileio.file_info(tmp_path / "ids.npy")
+    assert stat.S_IMODE((tmp_path / "ids.npy").stat().st_mode) == 0o600
