@@ -319,6 +319,7 @@ def embed_plans(
                 raise GenerationReplaced("another process published a newer generation of the index")
             part = ids[start : start + size]
             plan.write(part, embedder.embed(plan.segment.chunk_texts(part.tolist())))
+            plan.segment.release_texts()  # every note is read once or twice: none kept resident
             done += len(part)
             if progress is not None:
                 progress(done, total)

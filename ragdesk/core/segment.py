@@ -182,6 +182,10 @@ class Segment(ChunkTable):
         """The note's stored UTF-8 text (a memory-mapped slice, not a copy)."""
         return self._blob[int(self.note_off[note_idx]) : int(self.note_off[note_idx + 1])]
 
+    def release_texts(self) -> None:
+        """Let the note texts read so far leave this process's resident memory (see fileio.release_pages)."""
+        fileio.release_pages(self._blob)
+
     def forward(self) -> ForwardIndex:
         if self._forward is None:
             self._forward = load_forward(self.generation)
