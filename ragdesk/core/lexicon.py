@@ -1,7 +1,7 @@
 """Strings by id kept as one "\\n"-joined UTF-8 blob: a segment's words, an analyzer's terms.
 
 An opened index holds the blob, not a list and a dict of strs (the scale corpus's 280,000 stem
-and trigram terms are 36 MB as a list and a dict; 2.4 million words ~150 MB): `Words` decodes
+and trigram terms are 36 MB as a list and a dict; its 273,000 words about as much): `Words` decodes
 the one asked for, and `Lexicon` also finds a term's id by binary search over the ids in sorted
 order (compiled in `_text.c`, with a Python twin).
 """
