@@ -38,9 +38,13 @@ class _Pieces:
         for name, arr in zip(self.NAMES, arrays):
             self.parts[name].append(arr)
 
+    def take(self, name: str) -> list[np.ndarray]:
+        """The gathered pieces of `name`, handed over (to be joined, or written one after another)."""
+        return self.parts.pop(name)
+
     def join(self, name: str, dtype: Any, shape: tuple[int, ...] = (0,)) -> np.ndarray:
         """One array of the gathered pieces, joined in steps (which lets the GIL go between them)."""
-        arrs = self.parts.pop(name)
+        arrs = self.take(name)
         while len(arrs) > PIECES_PER_CONCAT:
             step = PIECES_PER_CONCAT
             arrs = [np.concatenate(arrs[i : i + step]) for i in range(0, len(arrs), step)]
@@ -152,11 +156,12 @@ def write_segment(
     )
     # the forward index's word ids and counts (one per distinct word of a chunk: 10 million at the
     # scale corpus) go to disk piece by piece: joined first, each would be in memory twice
-    tokens = sum(int(c.sum()) for c in pieces.parts["counts"])
-    files_info["fwd_ids.npy"] = fileio.write_pieces(gen / "fwd_ids.npy", pieces.parts.pop("ids"), np.int32)
-    files_info["fwd_counts.npy"] = fileio.write_pieces(gen / "fwd_counts.npy", pieces.parts.pop("counts"), np.int32)
+    ids, counts = pieces.take("ids"), pieces.take("counts")
+    tokens = sum(int(c.sum()) for c in counts)
+    files_info["fwd_ids.npy"] = fileio.write_pieces(gen / "fwd_ids.npy", ids, np.int32)
+    files_info["fwd_counts.npy"] = fileio.write_pieces(gen / "fwd_counts.npy", counts, np.int32)
     counts_info = {"files": len(notes), "chunks": int(len(arrays["chunk_note"])), "tokens": tokens}
-    del arrays, row_len  # on disk now: not held while the derivation runs
+    del arrays, row_len, ids, counts  # on disk now: not held while the derivation runs
     vocab.clear()  # and the words (270,000 strs at the scale corpus), written as the blob
     headings.clear()
     batch_maps.clear()
