@@ -259,7 +259,7 @@ def _why_not(lib: Any, args: argparse.Namespace, params: Any, resolved: Any) -> 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
     from ..core.excerpts import Excerpt
-    from ..core.prompt import build_prompt
+    from ..core.prompt import PROMPT_GROUPS_NOTES, build_prompt
 
     if args.k < 1:
         raise CliError("-k must be at least 1")
@@ -268,6 +268,8 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     lib = open_library(args, refresh=not args.no_refresh)
     resolved = resolve_mode(args, lib)
     params = search_params(args, resolved.mode, k=args.k * 3)
+    if args.group is None:
+        params = replace(params, group=PROMPT_GROUPS_NOTES)
     result = lib.search(args.question, params, explain=False, resolved=resolved)
     excerpts = [Excerpt.of(h) for h in result.hits]
     prompt = build_prompt(

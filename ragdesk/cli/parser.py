@@ -106,7 +106,8 @@ def _add_query_options(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="dense and hybrid: each note once, at its best chunk (--no-group: every chunk in its own "
-        "place, as the window shows them unless Group by note is ticked; default: as the fusion does)",
+        "place, as the window shows them unless Group by note is ticked; default: as the fusion does, "
+        "but prompt ranks every chunk in its place, so a note's chunk holding the answer is not folded away)",
     )
     _add_embedder_option(p)
 

@@ -175,3 +175,30 @@ def test_bm25_parameters_out_of_range_are_one_clear_error(
     assert code == 2 and out == ""
     assert err.strip().startswith("ragdesk: error: --k1 must be at least 0 and --b between 0 and 1")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_prompt_ranks_every_chunk_in_its_place_unless_grouped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hybrid groups by note by default, which would fold a.md's second chunk under its first and
+    leave it out of the prompt; the prompt ranks every chunk in its place (as the window does)."""
+    from ragdesk.core import dense
+
+    from .test_dense import HashEmbedder
+
+    monkeypatch.setitem(dense.BUNDLED, "hash", HashEmbedder)
+    filler = " ".join(f"w{i}" for i in range(70))  # each section one chunk, cut at its heading
+    notes = {
+        "a.md": f"# Sourdough\n\n## Starter\n\nFeed the starter every day. {filler}\n\n"
+        f"## Baking\n\nBake the bread hot. {filler}\n",
+        "b.md": f"# Pancakes\n\nPancakes need no bread. {filler}\n",
+    }
+    folder = write_notes(tmp_path / "n", notes)
+    argv = ["prompt", str(folder), "How do I feed a sourdough starter and bake the bread?", "-k", "2"]
+    argv += ["--index-dir", str(tmp_path / "i"), "--mode", "hybrid", "--embedder", "hash"]
+    code, out, _ = run(capsys, *argv)
+    sources = [line.split(",")[0] for line in out.splitlines() if line.startswith("[")]
+    assert code == 0 and sources == ["[1] (a.md › Sourdough › Starter", "[2] (a.md › Sourdough › Baking"]
+    code, out, _ = run(capsys, *argv, "--group")
+    sources = [line.split(",")[0] for line in out.splitlines() if line.startswith("[")]
+    assert code == 0 and sources == ["[1] (a.md › Sourdough › Starter", "[2] (b.md › Pancakes"]
