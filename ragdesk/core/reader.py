@@ -77,7 +77,7 @@ class IndexReader(ChunkTable):
         self._forward: ForwardIndex | None = None
         self._terms: dict[str, TermIndex | MergedTermIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
-        self._rows: dict[str, list[np.ndarray]] = {}  # complete rows per segment, from core.meaning_writer
+        self._rows: dict[str, list[np.ndarray]] = {}  # complete rows per segment: found (has_meaning) or computed
         self._meaning: dict[str, np.ndarray] = {}  # embeddings laid out in the merged numbering, once
         self._nearest: dict[str, SegmentedNearest] = {}  # quantized, for searching (see nearest)
         self._partial: dict[str, tuple[int, SegmentedNearest]] = {}  # (chunks written, rows) per model
@@ -291,9 +291,16 @@ class IndexReader(ChunkTable):
 
     def has_meaning(self, name: str = E5Embedder.name) -> bool:  # name: see core.dense.embedder_name
         """Whether this index holds complete embeddings from the named backend (its meaning index): one
-        (chunks, dim) matrix per segment, all of one dimension."""
+        (chunks, dim) matrix per segment, all of one dimension. Once found they are kept, mapped: a
+        refresh published meanwhile deletes this generation's files (the maps stay valid), and a
+        search that found them complete ranks with them rather than embed into a deleted generation."""
+        if name in self._rows:
+            return True
         rows = [embeddings.load_rows(seg, name) for seg in self.segments]
-        return all(r is not None for r in rows) and len({r.shape[1] for r in rows if r is not None}) == 1
+        if any(r is None for r in rows) or len({r.shape[1] for r in rows if r is not None}) != 1:
+            return False
+        self._rows[name] = rows
+        return True
 
     def meaning_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
         """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks. A base's

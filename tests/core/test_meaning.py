@@ -806,3 +806,34 @@ def test_ragdesk_index_goes_on_embedding_the_index_another_process_published(  #
     assert current.generation == emb.published[0].generation and current.has_meaning(E5Embedder.name)
     assert meaning["complete"] and (meaning["embedded"], meaning["chunks"]) == (12, 12)
     assert meaning["embedded_now"] == len(emb.embedded) > 8  # both generations' batches counted
+
+
+def test_a_search_that_found_the_meaning_index_complete_ranks_with_it_after_a_refresh_deletes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window resolves hybrid on a complete meaning index; before the search ranks, the build
+    process publishes a refresh, which deletes the generation the window's reader opened. The search
+    ranks with the rows it found (mapped: valid after the deletion) as before the refresh; it used to
+    look for them again, not find them, try to embed them into the deleted generation and fail
+    (GenerationReplaced: "Search failed" in the status line, seen at a start after notes changed)."""
+    monkeypatch.setattr(build_mod, "DELTA_MAX_SHARE", 0.0)  # the refresh merges: a new base, the old deleted
+    folder, idx = written_together(write_notes(tmp_path / "n", _notes(6))), tmp_path / "idx"
+    lib, _ = build_index(folder, idx, workers=1)
+
+    class Querying(HashLike):
+        def embed_query(self, text: str) -> np.ndarray:
+            return self.embed([text])[0]
+
+    emb = Querying()
+    embed_missing(lib, emb)
+    window = IndexReader.open(folder, idx)
+    before = [h.chunk_id for h in window.search("gamma delta", mode="hybrid", embedder=emb).hits]
+    window = IndexReader.open(folder, idx)
+    window.search("gamma delta")  # the window's BM25 searches loaded its term index
+    assert window.has_meaning(emb.name)  # what core.modes.resolve asks: complete, so not partial
+    (folder / "n05.md").write_text("# Note 5\n\nrewritten", encoding="utf-8")
+    build_index(folder, idx, workers=1, previous=IndexReader.open(folder, idx))
+    assert window.replaced() and not window.generation.exists()
+    calls = len(emb.embedded)
+    after = [h.chunk_id for h in window.search("gamma delta", mode="hybrid", embedder=emb).hits]
+    assert after == before and len(emb.embedded) == calls + 1  # the query alone was embedded
