@@ -32,6 +32,7 @@ def repair_meaning(reader: IndexReader, embedder: Embedder, verify: bool = False
             why = embeddings.rows_damage(seg, embedder.name, dim, verify)
             if why is not None:
                 embeddings.discard_rows(seg, embedder.name)
+                reader.forget_meaning(embedder.name)
                 damaged.append(f"the meaning index in {seg.generation} was damaged ({why}); embedding it again")
     return damaged
 

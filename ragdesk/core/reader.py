@@ -302,6 +302,13 @@ class IndexReader(ChunkTable):
         self._rows[name] = rows
         return True
 
+    def forget_meaning(self, name: str) -> None:
+        """Let go of what this reader holds of `name`'s meaning index (its files were discarded as damaged)."""
+        for held in (self._rows, self._meaning, self._nearest, self._partial):
+            held.pop(name, None)
+        for seg in self.segments:
+            seg.nearest_rows.pop(name, None)
+
     def meaning_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
         """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks. A base's
         chunks replaced by the delta are not counted (they made "180,843 / 180,842" after an edit)."""

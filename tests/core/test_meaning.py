@@ -837,3 +837,26 @@ def test_a_search_that_found_the_meaning_index_complete_ranks_with_it_after_a_re
     calls = len(emb.embedded)
     after = [h.chunk_id for h in window.search("gamma delta", mode="hybrid", embedder=emb).hits]
     assert after == before and len(emb.embedded) == calls + 1  # the query alone was embedded
+
+
+def test_a_damaged_meaning_index_is_embedded_again_by_the_reader_that_had_found_it_complete(
+    tmp_path: Path,
+) -> None:
+    """A reader keeps the rows it found complete; when repair_meaning then finds them damaged and
+    discards them, the reader lets go of them too, and embed_missing computes every row again."""
+    from ragdesk.core.meaning_writer import repair_meaning
+
+    folder, idx = written_together(write_notes(tmp_path / "n", _notes(6))), tmp_path / "idx"
+    lib, _ = build_index(folder, idx, workers=1)
+    emb = HashLike()
+    embed_missing(lib, emb)
+    reader = IndexReader.open(folder, idx)
+    assert reader.has_meaning(emb.name)
+    rows = np.load(embeddings.stored_path(reader.segments[0], emb.name), mmap_mode="r+")
+    rows[2] = 0  # a zeroed row: not a unit vector
+    rows.flush()
+    del rows
+    assert len(repair_meaning(reader, emb)) == 1 and not reader.has_meaning(emb.name)
+    before = len(emb.embedded)
+    embed_missing(reader, emb)
+    assert reader.has_meaning(emb.name) and len(emb.embedded) - before == reader.n_chunks
