@@ -156,10 +156,10 @@ class SearchWorker(QObject):
             if request.serial < self.latest_serial:
                 return
             config = request.analyzer.with_name(name)
-            if not self.library.ready(config):  # the build process derives it after the next build
-                ranks[name] = NOT_DERIVED
-                continue
             try:
+                if not self.library.ready(config):  # the build process derives it after the next build
+                    ranks[name] = NOT_DERIVED
+                    continue
                 params = request.params
                 ranks[name] = self.library.searcher.rank_of(request.query, chunk_id, config, params.k1, params.b)
             except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt

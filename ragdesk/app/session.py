@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from ..core import fileio, store
 from ..core.analyzers import AnalyzerConfig
 from ..core.dense import embedder_name
+from ..core.errors import GenerationReplaced
 from ..core.jobs import EmbeddingProgress, MeaningIndexed, Progress, duration
 from ..core.modes import asks_meaning
 from ..core.reader import IndexReader
@@ -303,8 +304,14 @@ class Session(QObject):
         self.build_ended.emit("cancelled", "")
 
     def recover(self, error: Exception) -> bool:
-        """A search failed on `error`: when the index is damaged, check every file and rebuild, once per
-        generation (so a damage the rebuild cannot mend does not loop). True when a rebuild started."""
+        """A search failed on `error`: when another process published a newer index meanwhile (which
+        deleted the files of this one it had not read yet), open that one; when the index is damaged,
+        check every file and rebuild, once per generation (so a damage the rebuild cannot mend does not
+        loop). True when either started."""
+        replaced = isinstance(error, (IndexDamaged, GenerationReplaced)) and self.library is not None
+        if replaced and self.library.replaced():
+            self.refresh()
+            return True
         generation = self.library.generation if self.library is not None else None
         if not isinstance(error, IndexDamaged) or generation == self._verified_generation:
             return False

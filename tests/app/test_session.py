@@ -327,3 +327,23 @@ def test_a_failed_refresh_after_a_folder_event_is_tried_again_by_the_check(  # t
     assert [(r.changed, r.quiet) for r in requests] == [(None, False), (None, True)]
     assert states == ["building", "failed"]  # one warning, for the watcher's refresh
     assert window.statusBar().currentMessage().startswith("Checking the notes folder for changes failed: ")
+
+
+def test_a_search_failed_on_an_index_another_process_replaced_opens_it_without_calling_it_damaged(  # type: ignore[no-untyped-def]
+    window, notes: Path, monkeypatch
+) -> None:
+    """A terminal's rebuild deleted the generation the window reads, and a search failed on a file it
+    had not read yet: the window opens the published index (a plain refresh), where it used to say
+    the index was damaged and check every file before rebuilding it."""
+    from ragdesk.core.build import build_index
+    from ragdesk.core.store import IndexDamaged
+
+    old = window.library
+    build_index(notes, old.root, workers=1, reuse_stored=False)
+    asked: list[dict[str, object]] = []
+    lines: list[str] = []
+    monkeypatch.setattr(window.session, "refresh", lambda **how: asked.append(how))
+    window.session.status.connect(lambda line, _ms: lines.append(line))
+    assert window.session.recover(IndexDamaged("cannot read vocab.blob: no such file"))
+    assert asked == [{}] and not any("damaged" in line for line in lines)
+    assert not window.session.recover(ValueError("not an index problem"))

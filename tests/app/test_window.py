@@ -607,3 +607,23 @@ def test_evaluate_dialog_reports_bad_file(window: MainWindow, tmp_path: Path) ->
     dialog.start()
     assert dialog.message.text().startswith("bad.jsonl:1: not valid JSON")
     dialog.close()
+
+
+def test_a_search_on_an_index_another_process_replaced_opens_the_new_one(  # type: ignore[no-untyped-def]
+    window: MainWindow, notes: Path, qtbot
+) -> None:
+    """A terminal's `ragdesk index` publishes a rebuild, which deletes the generation the window reads,
+    before the window has read the files another analyzer needs: the window opens the published index
+    and searches there, without calling the index damaged. The selected result's ranks under each
+    analyzer, asked meanwhile, used to raise in the search thread (IndexDamaged outside its try)."""
+    from ragdesk.core.build import build_index
+
+    assert search(qtbot, window, "rebase").hits
+    old = window.library
+    published, _ = build_index(notes, old.root, workers=1, reuse_stored=False)  # no note changed: nothing to watch
+    assert old.replaced() and not old.generation.exists()
+    with qtbot.waitSignal(window.library_loaded, timeout=30000):
+        window.search_bar.analyzer_combo.setCurrentText("words")
+    assert window.library.generation == published.generation
+    assert "damaged" not in window.statusBar().currentMessage()
+    assert search(qtbot, window, "rebase history").hits[0].path == "git.md"
