@@ -44,6 +44,8 @@ EMB: E5Embedder = None  # type: ignore[assignment]  # loaded by main
 
 @dataclass(frozen=True)
 class Option:
+    """One way of searching; the fields left None are today's."""
+
     label: str
     query: Callable[[E5Embedder, str], np.ndarray] | None = None  # how a query is embedded
     rows: Rows | None = None  # the chunk rows searched
@@ -145,14 +147,10 @@ def blended(weight: float, by_note: bool) -> Rows:
     return rows
 
 
-def prefixed(template: str) -> Callable[[E5Embedder, str], np.ndarray]:
-    return lambda emb, q: emb._model._embed([template.format(q)])[0]
-
-
 FAMILIES: dict[str, list[Option]] = {
     "query": [
         Option('"query: " + the question (today)'),
-        Option('"passage: " + the question', query=prefixed("passage: {}")),
+        Option('"passage: " + the question', query=lambda e, q: e._model._embed([f"passage: {q}"])[0]),
         Option("lowercased", query=lambda e, q: e._model.query(q.lower())),
         Option('without the final "?"', query=lambda e, q: e._model.query(q.rstrip(" ?"))),
     ],
@@ -208,6 +206,11 @@ def applied(option: Option, lib: IndexReader, name: str) -> Iterator[None]:
     EMB._queries.clear()
 
 
+def setting(option: Option) -> tuple[object, ...]:
+    """What an option changes (its label aside): today's rows of every family are one setting."""
+    return option.query, option.rows, option.note_rows, option.dense_weight
+
+
 def rank(lib: IndexReader, q: ev.Question, mode: str) -> int | None:
     hits = lib.search(q.question, k=100, explain=False, mode=mode, embedder=EMB).hits
     return note_rank(lib, [h.chunk_id for h in hits], q)
@@ -228,15 +231,15 @@ def main() -> int:
     EMB = load_embedder()
     names, modes = ARGS.sets.split(","), ARGS.modes.split(",")
     families = {f: FAMILIES[f] for f in ARGS.families.split(",")}
-    ranks: dict[tuple[str, str, str], list[tuple[int | None, str]]] = {}
+    ranks: dict[tuple[tuple[object, ...], str, str], list[tuple[int | None, str]]] = {}
     for name in names:
         lib = open_set(name, ARGS.index_root, embed=False)
         assert len(lib.segments) == 1, "a freshly built set has one segment"
         questions = [replace(q, snippet="", lines=None) for q in ev.load_questions(QUESTIONS / f"{name}.jsonl")]
-        for option in {o.label: o for fam in families.values() for o in fam}.values():
+        for option in {setting(o): o for fam in families.values() for o in fam}.values():  # today's once
             with applied(option, lib, name):
                 for mode in modes:
-                    ranks[(option.label, mode, name)] = [(rank(lib, q, mode), q.kind) for q in questions]
+                    ranks[(setting(option), mode, name)] = [(rank(lib, q, mode), q.kind) for q in questions]
         print(f"{name}: done", file=sys.stderr, flush=True)
     short = [n.replace("obsidian-help-", "help-") for n in names]
     for family, options in families.items():
@@ -244,7 +247,7 @@ def main() -> int:
             print(f"\n{family}, {mode}\n\n| option | all | paraphrases | " + " | ".join(short) + " |")
             print("|---|---:|---:|" + "---:|" * len(names))
             for o in options:
-                per = [ranks[(o.label, mode, n)] for n in names]
+                per = [ranks[(setting(o), mode, n)] for n in names]
                 every = [r for rs in per for r, _ in rs]
                 para = [r for rs in per for r, kind in rs if kind == "paraphrase"]
                 cells = " | ".join(score([r for r, _ in rs]) for rs in per)
