@@ -308,11 +308,11 @@ class Session(QObject):
         deleted the files of this one it had not read yet), open that one; when the index is damaged,
         check every file and rebuild, once per generation (so a damage the rebuild cannot mend does not
         loop). True when either started."""
-        replaced = isinstance(error, (IndexDamaged, GenerationReplaced)) and self.library is not None
-        if replaced and self.library.replaced():
+        library = self.library
+        if library is not None and isinstance(error, (IndexDamaged, GenerationReplaced)) and library.replaced():
             self.refresh()
             return True
-        generation = self.library.generation if self.library is not None else None
+        generation = library.generation if library is not None else None
         if not isinstance(error, IndexDamaged) or generation == self._verified_generation:
             return False
         self._verified_generation = generation
