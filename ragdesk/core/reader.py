@@ -321,7 +321,7 @@ class IndexReader(ChunkTable):
 
     def meaning_ready(self, name: str) -> bool:
         """Whether `nearest(name)` can search the whole index (its meaning index is complete)."""
-        return name in self._nearest or name in self._rows or self.has_meaning(name)
+        return name in self._nearest or self.has_meaning(name)  # has_meaning: held rows too
 
     def segment_rows(self, name: str) -> list[np.ndarray | None]:
         """Each segment's complete rows from `name`: handed over by core.meaning_writer, else the stored
@@ -350,7 +350,7 @@ class IndexReader(ChunkTable):
         multiply them with BLAS; see core.nearest), never copied into one matrix. `partial`: while the
         meaning index is unfinished, the rows written so far (see `partial_nearest`). DenseUnavailable
         when it is not complete and not `partial` (core.meaning_writer computes it)."""
-        if partial and not self.has_meaning(name) and name not in self._rows:
+        if partial and not self.has_meaning(name):
             return self.partial_nearest(name)
         if name not in self._nearest:
             if any(name not in seg.nearest_rows for seg in self.segments):
