@@ -34,8 +34,9 @@ from ragdesk.core.nearest import NearestRows, SegmentedNearest
 from ragdesk.core.reader import IndexReader
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from note_share import ranks_of, score  # noqa: E402
 from tune_defaults import QUESTIONS, set_parser  # noqa: E402
-from tune_fusion import note_rank, open_set  # noqa: E402
+from tune_fusion import open_set  # noqa: E402
 
 Rows = Callable[[IndexReader, str], np.ndarray]  # (reader, set name) -> float16 rows, one per chunk or note
 ARGS = None  # the parsed command line (main)
@@ -211,17 +212,6 @@ def setting(option: Option) -> tuple[object, ...]:
     return option.query, option.rows, option.note_rows, option.dense_weight
 
 
-def rank(lib: IndexReader, q: ev.Question, mode: str) -> int | None:
-    hits = lib.search(q.question, k=100, explain=False, mode=mode, embedder=EMB).hits
-    return note_rank(lib, [h.chunk_id for h in hits], q)
-
-
-def score(ranks: list[int | None]) -> str:
-    hit = np.mean([1 if r and r <= 5 else 0 for r in ranks]) if ranks else 0.0
-    mrr = np.mean([1 / r if r else 0 for r in ranks]) if ranks else 0.0
-    return f"{hit:.3f} / {mrr:.3f}"
-
-
 def main() -> int:
     global ARGS, EMB
     p = set_parser(__doc__)
@@ -235,11 +225,12 @@ def main() -> int:
     for name in names:
         lib = open_set(name, ARGS.index_root, embed=False)
         assert len(lib.segments) == 1, "a freshly built set has one segment"
-        questions = [replace(q, snippet="", lines=None) for q in ev.load_questions(QUESTIONS / f"{name}.jsonl")]
+        questions = ev.load_questions(QUESTIONS / f"{name}.jsonl")  # ranked at the note level
         for option in {setting(o): o for fam in families.values() for o in fam}.values():  # today's once
             with applied(option, lib, name):
                 for mode in modes:
-                    ranks[(setting(option), mode, name)] = [(rank(lib, q, mode), q.kind) for q in questions]
+                    ranked = ranks_of(lib, questions, mode=mode, embedder=EMB)
+                    ranks[(setting(option), mode, name)] = [(note, kind) for note, _, kind in ranked]
         print(f"{name}: done", file=sys.stderr, flush=True)
     short = [n.replace("obsidian-help-", "help-") for n in names]
     for family, options in families.items():
