@@ -70,6 +70,7 @@ class ExplanationPane(QWidget):
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         # the query words give way when the pane is narrow: the numbers and the share bar keep their width
         view.horizontalHeader().setSectionResizeMode(BreakdownModel.COL_WORDS, QHeaderView.ResizeMode.Stretch)
+        view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)  # "From qu…", not "m query wo"
         view.setColumnWidth(BreakdownModel.COL_SHARE, SHARE_WIDTH)
         view.setItemDelegateForColumn(BreakdownModel.COL_SHARE, ShareBarDelegate(self))
         view.selectionModel().currentRowChanged.connect(self._on_breakdown_row_changed)

@@ -30,6 +30,7 @@ class _TableModel(QAbstractTableModel):
     """A flat table over a Python list: one row per item, columns named by COLUMNS."""
 
     COLUMNS: tuple[str, ...] = ()
+    COLUMN_TIPS: tuple[str, ...] = ()  # a header's tooltip: what the column holds, in a line
 
     def _items(self) -> list[Any]:
         raise NotImplementedError
@@ -41,8 +42,12 @@ class _TableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return self.COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole and section < len(self.COLUMN_TIPS):
+            return self.COLUMN_TIPS[section]
         return None
 
 
@@ -283,6 +288,15 @@ class BreakdownModel(_TableModel):
     """One hit's BM25 breakdown: a row per distinct query term (absent terms shown and marked)."""
 
     COLUMNS = ("Term", "From query words", "n_t", "idf", "f", "Contribution", "Share")
+    COLUMN_TIPS = (
+        "The term searched for: a word, a 5-letter stem or a 3-letter piece (trigram), as the analyzer cuts it",
+        "The words of the query this term comes from",
+        "n_t: how many chunks of the index hold the term (the fewer, the more it weighs)",
+        "idf: the term's weight from its rarity; select a row to see the formula filled in below",
+        "f: how many times the term occurs in this chunk",
+        "The term's part of this chunk's BM25 score: idf, f and the chunk's length (filled in below)",
+        "The contribution as a share of the chunk's BM25 score",
+    )
     COL_TERM, COL_WORDS, COL_NT, COL_IDF, COL_F, COL_CONTRIB, COL_SHARE = range(7)
 
     def __init__(self, parent: Any = None) -> None:

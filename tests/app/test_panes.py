@@ -147,6 +147,19 @@ def test_term_table_columns_fit_as_resize_to_contents_would_with_few_model_calls
     assert fitted_calls * 5 < calls  # Qt asks every role of every cell: 61 rows x 6 columns
 
 
+def test_term_table_headers_say_what_each_column_holds_and_shorten_to_fit(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """Every column of the term table names what it holds on hover; a column too narrow for its name
+    shows it cut at the end ("From qu…"), not clipped on both sides."""
+    pane = ExplanationPane()
+    qtbot.addWidget(pane)
+    model, header = pane.breakdown_model, pane.breakdown_view.horizontalHeader()
+    tips = [model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) for c in range(7)]
+    assert all(tips) and len(set(tips)) == len(tips)
+    assert "how many chunks" in tips[model.COL_NT] and "in this chunk" in tips[model.COL_F]
+    assert model.headerData(7, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) is None
+    assert header.textElideMode() == Qt.TextElideMode.ElideRight
+
+
 def test_pin_and_compare(qtbot) -> None:  # type: ignore[no-untyped-def]
     pane = ExplanationPane()
     qtbot.addWidget(pane)
