@@ -1,7 +1,8 @@
 """Issue 39's meaning-side options, each measured on the eight question sets through the product's own
 hybrid and dense search: how the query is given to e5 (query), how chunks are presented to it
 (present), which vector stands for a whole note in the fusion's note share (note; hybrid only), chunk
-rows blended with their neighbours' (smooth), and the fusion's dense weight (weight; hybrid only).
+rows blended with their neighbours' (smooth), a chunk's cosine taken also from its sentences in windows
+of about 30 words, each embedded (windows), and the fusion's dense weight (weight; hybrid only).
 Note level (a chunk of the expected note counts), Hit@5 / MRR pooled over every question and over
 paraphrases, then per set; today's setting is the first row of each family.
 
@@ -10,7 +11,7 @@ embedded once and kept in INDEX_ROOT/options/ (every chunk of the eight sets per
 a quarter of an hour each on two cores). Needs the sets' meaning indexes (`python tests/benchmarks/tune_fusion.py
 --embed`).
 
-Run: python tests/benchmarks/meaning_options.py [--families query,present,note,smooth,weight] [--sets ...]
+Run: python tests/benchmarks/meaning_options.py [--families query,present,note,smooth,windows,weight] [--sets ...]
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Option:
     query: Callable[[E5Embedder, str], np.ndarray] | None = None  # how a query is embedded
     rows: Rows | None = None  # the chunk rows searched
     note_rows: Rows | None = None  # one row per note for the whole-note share (else the sum of its chunks')
+    windows: float | None = None  # a chunk's cosine blended with its best window's by this share
     dense_weight: float | None = None
 
 
@@ -105,6 +107,45 @@ def note_texts(lib: IndexReader, words: int) -> list[str]:
         else:
             out.append(title + "\n" + lead(lib, n))
     return out
+
+
+WINDOW_WORDS = 30
+WINDOW_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def chunk_windows(lib: IndexReader) -> tuple[list[str], np.ndarray]:
+    """Each chunk of more than one window: its sentences and lines gathered into windows of at most
+    WINDOW_WORDS words (a longer sentence alone), each after the chunk's title and headings; with the
+    chunk id of each window."""
+    texts, owner = [], []
+    for cid in range(lib.n_chunks):
+        windows: list[list[str]] = [[]]
+        for piece in filter(None, (p.strip() for p in WINDOW_SPLIT.split(lib.chunk(cid).text))):
+            if windows[-1] and len(" ".join(windows[-1] + [piece]).split()) > WINDOW_WORDS:
+                windows.append([])
+            windows[-1].append(piece)
+        if len(windows) > 1:
+            context = CONTEXT_SEP.join(lib.segments[0].chunk_context_parts(cid))
+            texts += [context + "\n" + " ".join(w) for w in windows]
+            owner += [cid] * len(windows)
+    return texts, np.array(owner, np.int64)
+
+
+class WindowNearest(SegmentedNearest):
+    """Dense top k where a chunk's cosine is (1 - share) x its own + share x its best window's."""
+
+    def __init__(self, base: SegmentedNearest, windows: np.ndarray, owner: np.ndarray, share: float) -> None:
+        self.__dict__.update(base.__dict__)
+        self.rows = np.asarray(base.parts[0].rows, np.float32)
+        self.windows, self.owner, self.share = windows.astype(np.float32), owner, share
+
+    def top_k(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        own = self.rows @ query
+        best = np.full(len(own), -np.inf)
+        np.maximum.at(best, self.owner, self.windows @ query)
+        cosines = np.where(np.isfinite(best), (1 - self.share) * own + self.share * best, own)
+        ids = np.argsort(-cosines, kind="stable")[:k]
+        return ids, cosines[ids]
 
 
 def embedded(key: str, texts: Callable[[IndexReader], list[str]]) -> Rows:
@@ -173,6 +214,10 @@ FAMILIES: dict[str, list[Option]] = {
         Option("+ 0.3 x its neighbours' rows", rows=blended(0.3, by_note=False)),
         Option("+ 0.3 x its note's summed row", rows=blended(0.3, by_note=True)),
     ],
+    "windows": [
+        Option("each chunk's own row (today)"),
+        *(Option(f"{w:g} x its best {WINDOW_WORDS}-word window's cosine", windows=w) for w in (0.3, 0.5, 1)),
+    ],
     "weight": [
         Option(f"dense weight {w:g}" + (" (today)" if w == 1 else ""), dense_weight=w) for w in (1, 0.5, 0.7, 1.4, 2)
     ],
@@ -189,6 +234,11 @@ def applied(option: Option, lib: IndexReader, name: str) -> Iterator[None]:
             stack.enter_context(mock.patch.object(EMB, "_embed_query", lambda q: option.query(EMB, q)))
         if option.rows is not None:
             nearest = SegmentedNearest([NearestRows(option.rows(lib, name))], lib.layout.chunk_remap)
+            stack.enter_context(mock.patch.dict(lib._nearest, {EMB.name: nearest}))
+        if option.windows is not None:
+            texts, owner = chunk_windows(lib)
+            rows = embedded("windows", lambda _lib: texts)(lib, name)
+            nearest = WindowNearest(lib.nearest(EMB.name, False), rows, owner, option.windows)
             stack.enter_context(mock.patch.dict(lib._nearest, {EMB.name: nearest}))
         if option.note_rows is not None:
             vectors = option.note_rows(lib, name).astype(np.float32)
@@ -209,7 +259,7 @@ def applied(option: Option, lib: IndexReader, name: str) -> Iterator[None]:
 
 def setting(option: Option) -> tuple[object, ...]:
     """What an option changes (its label aside): today's rows of every family are one setting."""
-    return option.query, option.rows, option.note_rows, option.dense_weight
+    return option.query, option.rows, option.note_rows, option.windows, option.dense_weight
 
 
 def main() -> int:
