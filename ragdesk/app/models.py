@@ -55,6 +55,14 @@ class ResultsModel(_TableModel):
     """Ranked chunks: include-in-prompt checkbox, rank, score, source, snippet, contribution bar."""
 
     COLUMNS = ("Use", "#", "Score", "Note › heading", "Why", "Result")
+    COLUMN_TIPS = (
+        "Ticked results go into the prompt; untick one to leave it out",
+        "The result's rank in this list",
+        "BM25: the sum of its terms' contributions; hybrid: the fused score; meaning: the cosine (scales differ)",
+        "The note and the headings the chunk sits under",
+        "Each query term's BM25 contribution, coloured as in the text, scaled to the top score",
+        "The note › headings, then the chunk with the query's terms highlighted",
+    )
     COL_USE, COL_RANK, COL_SCORE, COL_SOURCE, COL_BAR, COL_SNIPPET = range(6)
     inclusion_changed = Signal()
 

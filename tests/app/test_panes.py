@@ -12,6 +12,7 @@ from ragdesk.app import texts
 from ragdesk.app.actions import ACTIONS, WIDGET_KEYS, key_text, shortcuts_html
 from ragdesk.app.explanation_pane import PIN_TEXT, UNPIN_TEXT, ExplanationPane
 from ragdesk.app.index_status import IndexStatus
+from ragdesk.app.models import ResultsModel
 from ragdesk.app.prompt_pane import PromptPane
 from ragdesk.app.search_bar import PLAIN_HYBRID, SearchBar
 from ragdesk.app.settings import AppSettings
@@ -158,6 +159,7 @@ def test_term_table_headers_say_what_each_column_holds_and_shorten_to_fit(qtbot)
     assert "how many chunks" in tips[model.COL_NT] and "in this chunk" in tips[model.COL_F]
     assert model.headerData(7, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole) is None
     assert header.textElideMode() == Qt.TextElideMode.ElideRight
+    assert len(ResultsModel.COLUMN_TIPS) == len(ResultsModel.COLUMNS)  # the results list's headers too
 
 
 def test_pin_and_compare(qtbot) -> None:  # type: ignore[no-untyped-def]
