@@ -124,6 +124,23 @@ def segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     return cum[ptr[1:]] - cum[ptr[:-1]]
 
 
+def weighted_row_sums(
+    row_ptr: np.ndarray, ids: np.ndarray, counts: np.ndarray, weight: np.ndarray, block: int = 1 << 20
+) -> np.ndarray:
+    """Per row i, the sum of counts[j] * weight[ids[j]] over j in [row_ptr[i], row_ptr[i+1]), int64.
+    Rows a block of about `block` entries at a time: whole, the products and their running sum were
+    three int64 copies of the forward index (240 MB of a worker's 340 at 9.9 M entries)."""
+    n = len(row_ptr) - 1
+    out = np.zeros(n, np.int64)
+    starts = np.searchsorted(row_ptr, np.arange(0, int(row_ptr[-1]), block), side="right") - 1
+    edges = [*dict.fromkeys(starts.tolist()), n] if n else [0]
+    for r0, r1 in zip(edges, edges[1:]):
+        lo, hi = int(row_ptr[r0]), int(row_ptr[r1])
+        values = counts[lo:hi].astype(np.int64) * weight[ids[lo:hi]]
+        out[r0:r1] = segment_sums(values, row_ptr[r0 : r1 + 1] - lo)
+    return out
+
+
 def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path | None = None) -> TermIndex:
     """Build one analyzer's term-major index from the word-level forward index.
 
@@ -140,7 +157,7 @@ def derive_term_index(forward: ForwardIndex, analyzer: Analyzer, out_dir: Path |
     row_ptr = np.asarray(forward.row_ptr, dtype=np.int64)
     word_ids, counts = np.asarray(forward.word_ids, dtype=np.int32), np.asarray(forward.counts, dtype=np.int32)
     tokens_per_word = segment_sums(mmult, mptr)  # how many terms each word makes
-    doc_len = segment_sums(counts * tokens_per_word[word_ids], row_ptr)  # |D| in this analyzer's terms
+    doc_len = weighted_row_sums(row_ptr, word_ids, counts, tokens_per_word)  # |D| in this analyzer's terms
     kernel = kernels.RANKING
     if kernel is not None:
         args = (row_ptr, word_ids, counts, mptr.astype(np.int64), mids.astype(np.int32), mmult.astype(np.int32))

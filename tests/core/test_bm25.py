@@ -271,6 +271,28 @@ def test_compiled_derivation_equals_the_sparse_product(
     assert compiled.max_tf_weights(1.2, 0.75).tolist() == product.max_tf_weights(1.2, 0.75).tolist()
 
 
+@given(
+    lengths=st.lists(st.integers(0, 6), max_size=40),
+    block=st.sampled_from([1, 2, 3, 7, 1 << 20]),
+    seed=st.integers(0, 2**16),
+)
+def test_document_lengths_by_blocks_are_the_per_row_sums(lengths: list[int], block: int, seed: int) -> None:
+    """|D| in an analyzer's terms, summed a block of the forward index at a time (to bound memory),
+    is each row's own sum of count x terms per word, whatever the block and with empty rows anywhere."""
+    import numpy as np
+
+    from ragdesk.core.derive import weighted_row_sums
+
+    rng = np.random.default_rng(seed)
+    row_ptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    ids = rng.integers(0, 9, int(row_ptr[-1])).astype(np.int32)
+    counts = rng.integers(1, 5, int(row_ptr[-1])).astype(np.int32)
+    per_word = rng.integers(0, 12, 9).astype(np.int64)
+    want = [sum(int(counts[j]) * int(per_word[ids[j]]) for j in range(a, b)) for a, b in zip(row_ptr, row_ptr[1:])]
+    got = weighted_row_sums(row_ptr, ids, counts, per_word, block=block)
+    assert got.dtype == np.int64 and got.tolist() == want
+
+
 @pytest.mark.parametrize(
     "config", [AnalyzerConfig("trigrams"), AnalyzerConfig("trigrams", fold_accents=True, stop_words=("en", "cs"))]
 )
