@@ -3,14 +3,15 @@
 Notes hold API keys, passwords and private keys, and a prompt goes to a cloud chat tool. Three
 families of rules, chosen by measurement on a labelled corpus (tests/data/secrets/positives.txt)
 and on every chunk of ../shared/data as negatives (tests/benchmarks/secret_detectors.py; the
-figures and the comparison with detect-secrets are in the README):
+figures and the comparison with detect-secrets are in docs/reliability.md):
 
 - known token formats (their fixed prefixes, as gitleaks' rules list them), found even when
   glued to a word;
 - credentials in unmistakable places: a private key block, user:password@ in a URL, `curl -u`,
   `.netrc`, an Authorization header, a Docker `auth`, a table column named "password";
 - a name that says password, secret, token or key (any prefix or suffix, any case, the notes'
-  languages) followed by a value that is not a placeholder, a path or code.
+  languages) followed by a value that is not a placeholder, a path or code (after a password's
+  name, words joined by one mark count although they read as a slug).
 
 Findings carry where and what kind, never the value.
 """
@@ -27,12 +28,14 @@ from .secret_rules import (
     KEYWORDS,
     NAME_CHAR,
     OTHER_FIELDS,
+    PLACEHOLDER,
     PLACES,
     PROSE_CONNECTORS,
     PROSE_NAME,
     PROSE_QUALIFIERS,
     PROSE_VALUE,
     TABLE_SECRET_COLUMN,
+    WORD_PASSPHRASE,
     is_placeholder,
     looks_like_a_credential,
     secret_name,
@@ -53,12 +56,15 @@ class Secret:
     line: int
 
 
-def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool) -> bool:
+def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool, password: bool = False) -> bool:
     """An assigned value (after `=` or `:`) counts from 8 characters whatever they are, unless it is a
     placeholder, code or a path; a shorter one (6–7) only with a digit or a symbol in it. A message
     (two spaces or more, unless a pass-phrase) and a word that a sentence goes on after ("Token:
-    Attempts to consume…") are not."""
+    Attempts to consume…") are not. After a name that says password, words joined by one mark are a
+    password however much they read as a slug."""
     v = value.strip("\"'`")
+    if password and _joined_words(v):
+        return True
     if is_placeholder(v) or (not phrase and v.count(" ") >= 2):
         return False
     if v.rstrip("*_,;:.)`").isalpha() and rest_of_line.strip() and value[0] not in "\"'`":
@@ -67,6 +73,11 @@ def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool) -> bool:
         return False
     short = value[0] not in "\"'`" and len(v) >= 6 and not v.isalpha() and looks_like_a_credential(v + "xx")
     return len(v) >= 8 or short
+
+
+def _joined_words(value: str) -> bool:
+    """A password of words joined by one mark ("orange-tiger-maple-river"), not a placeholder."""
+    return bool(WORD_PASSPHRASE.fullmatch(value)) and not PLACEHOLDER.fullmatch(value)
 
 
 def _keywords(text: str) -> list[tuple[int, int]]:
@@ -119,7 +130,8 @@ def _named(text: str) -> list[tuple[str, int, int]]:
                 value = text[v_start : len(text) if line_end < 0 else line_end].rstrip()
                 v_end = v_start + len(value)
             line_end = text.find("\n", v_end)
-            if _assigned_value_ok(value, text[v_end : len(text) if line_end < 0 else line_end], what == "passphrase"):
+            rest = text[v_end : len(text) if line_end < 0 else line_end]
+            if _assigned_value_ok(value, rest, what == "passphrase", bool(PROSE_NAME.fullmatch(text[start:end]))):
                 if len(value) > 2 and value[0] in "\"'`" and value[-1] == value[0]:  # the quotes stay
                     v_start, v_end = v_start + 1, v_end - 1
                 out.append(("password or secret", v_start, v_end))
@@ -197,6 +209,7 @@ def _table_cells(text: str) -> list[tuple[str, int, int]]:
     offset = 0
     columns: set[int] = set()
     header: set[int] = set()
+    passwords: set[int] = set()  # of the columns, those named password (words joined count there)
     for line in lines:
         stripped = line.strip()
         if not stripped.startswith("|"):
@@ -207,11 +220,13 @@ def _table_cells(text: str) -> list[tuple[str, int, int]]:
                 columns = header  # the row above was the header
             elif not columns:
                 header = {i for i, c in enumerate(cells) if TABLE_SECRET_COLUMN.match(c.strip())}
+                passwords = {i for i in header if PROSE_NAME.fullmatch(cells[i].strip().strip("*"))}
             else:
                 at = offset + line.index("|") + 1
                 for i, cell in enumerate(cells):
                     value = cell.strip()
-                    if i in columns and len(value) >= 4 and not is_placeholder(value):
+                    readable = i in passwords and _joined_words(value)
+                    if i in columns and len(value) >= 4 and (readable or not is_placeholder(value)):
                         start = at + cell.index(value)
                         out.append(("password or secret", start, start + len(value)))
                     at += len(cell) + 1

@@ -380,12 +380,40 @@ def front_matter_and_headings() -> None:
     add(cls, "heading", "it", f"## Chiave API: ⟦{s(ALNUM, 24)}⟧")
 
 
+# Words a password manager's "memorable password" or diceware would join, per notes' language.
+PASSPHRASE_WORDS = {
+    "en": "orange tiger maple river cobalt tulip window garden silver rocket".split(),
+    "cs": "modry kun skace pres plot zahrada okno stribro raketa javor".split(),
+    "fr": "soleil levant vert bleu jardin fenetre argent fusee erable tigre".split(),
+    "it": "sole verde giardino finestra argento razzo acero tigre fiume mela".split(),
+    "uk": "синій кіт стрибає вгору сад вікно срібло ракета клен річка".split(),
+    "de": "sonne garten fenster silber rakete ahorn tiger fluss apfel blau".split(),
+}
+
+
+def word_passphrases() -> None:
+    """Four to six words joined by one mark, after a name that says password: they read as a slug."""
+    cls = "words joined by a mark"
+    for template, shape, lang in [
+        ("DB_PASSWORD={v}", "env", "en"), ("password: {v}", "yaml", "en"), ("wifi_password = {v}", "ini", "en"),
+        ("- Router password: {v}", "list", "en"), ('password = "{v}"', "toml", "en"), ("heslo: {v}", "yaml", "cs"),
+        ("Heslo k Wi-Fi: {v}", "prose", "cs"), ("mot de passe : {v}", "prose", "fr"), ("password: {v}", "prose", "it"),
+        ("Пароль: {v}", "prose", "uk"), ("Passwort: {v}", "prose", "de"), ("| NAS | admin | {v} |", "table", "en"),
+    ]:
+        mark = " " if shape == "toml" else R.choice("-._")
+        v = mark.join(R.sample(PASSPHRASE_WORDS[lang], R.randrange(4, 7))) + R.choice(["", "", s(DIG, 2)])
+        text = template.replace("{v}", f"⟦{v}⟧")
+        if shape == "table":
+            text = f"| device | user | password |\n|---|---|---|\n{text}"
+        add(cls, shape, lang, text)
+
+
 def main(out_path: Path | None = None) -> None:
     for part in (names_with_affixes, values_with_symbols, urls, glued_tokens, key_formats):
         part()
     vendor_tokens(0)
     vendor_tokens(1)  # every format again, in another shape, with other values
-    for part in (private_keys, config_files, prose_and_tables, front_matter_and_headings):
+    for part in (private_keys, config_files, prose_and_tables, front_matter_and_headings, word_passphrases):
         part()
     what = "every credential (values are random: none is a real credential)"
     write(RECORDS, out_path or Path(__file__).parent / "positives.txt", what)
