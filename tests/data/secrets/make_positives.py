@@ -408,12 +408,25 @@ def word_passphrases() -> None:
         add(cls, shape, lang, text)
 
 
+def more_vendor_tokens() -> None:
+    """Formats added on 2026-12-07 (appended, so the records before keep their values), two shapes each,
+    with nothing around them that names a secret."""
+    toks = [
+        f"ntn_{s(DIG, 11)}{s(ALNUM, 35)}", f"secret_{s(ALNUM, 43)}", f"sbp_{s(HEX, 40)}", f"gsk_{s(ALNUM, 52)}",
+        f"r8_{s(ALNUM, 37)}", f"tskey-auth-{s(ALNUM, 11)}-{s(ALNUM, 33)}", f"ops_eyJ{s(B64, 240)}",
+        f"HRKU-AA{s(URLSAFE, 58)}", f"figd_{s(URLSAFE, 40)}", f"sk.eyJ1Ijoi{s(URLSAFE, 40)}.{s(URLSAFE, 22)}",
+    ]
+    for tok in toks:  # where no name or header says what it is: only its format can
+        add("vendor token", "prose", "en", f"Copied from the dashboard today: ⟦{tok}⟧, works.")
+        add("vendor token", "table", "en", f"| service | value |\n|---|---|\n| deploy | ⟦{tok}⟧ |")
+
+
 def main(out_path: Path | None = None) -> None:
     for part in (names_with_affixes, values_with_symbols, urls, glued_tokens, key_formats):
         part()
     vendor_tokens(0)
     vendor_tokens(1)  # every format again, in another shape, with other values
-    for part in (private_keys, config_files, prose_and_tables, front_matter_and_headings, word_passphrases):
+    for part in (private_keys, config_files, prose_and_tables, front_matter_and_headings, word_passphrases, more_vendor_tokens):
         part()
     what = "every credential (values are random: none is a real credential)"
     write(RECORDS, out_path or Path(__file__).parent / "positives.txt", what)
