@@ -205,12 +205,12 @@ PROSE_NAME = re.compile(
     r"паролем|contraseña|kennwort|hasło|[\w-]*-?passwor[dt]|[\w-]*-?heslo)",
     re.IGNORECASE,
 )
-# A word of prose right after a secret's name that may be the credential: no quotes, brackets or
-# markup inside (code and Markdown are not prose), optionally quoted as a whole.
 # A password made of four or more words joined by one mark ("orange-tiger-maple-river", what
 # diceware and password managers generate): reads as a slug or a name in code, so it counts only
 # after a name that says password (PROSE_NAME), not after "token" or "secret" (resource names there).
 WORD_PASSPHRASE = re.compile(r"[^\W\d_]{3,12}([-._ ])[^\W\d_]{3,12}(?:\1[^\W\d_]{3,12}){2,}\d{0,4}")
+# A word of prose right after a secret's name that may be the credential: no quotes, brackets or
+# markup inside (code and Markdown are not prose), optionally quoted as a whole.
 PROSE_VALUE = re.compile(r"([`\"']?)[^\s'\"`()\[\]{}<>*|\\=?/]+\1[.,;:!?)]*")
 PROSE_CONNECTORS = {"is", "are", "was", "est", "sont", "je", "jsou", "è", "e", "ist", "lautet", "es", "era", "—",
                     "–", "-", "=", ":", "is:", "→", "=>", "це", "є", "è:"}

@@ -426,7 +426,8 @@ def main(out_path: Path | None = None) -> None:
         part()
     vendor_tokens(0)
     vendor_tokens(1)  # every format again, in another shape, with other values
-    for part in (private_keys, config_files, prose_and_tables, front_matter_and_headings, word_passphrases, more_vendor_tokens):
+    later = (word_passphrases, more_vendor_tokens)  # added last: the records before keep their values
+    for part in (private_keys, config_files, prose_and_tables, front_matter_and_headings, *later):
         part()
     what = "every credential (values are random: none is a real credential)"
     write(RECORDS, out_path or Path(__file__).parent / "positives.txt", what)
