@@ -127,7 +127,7 @@ KEY_WORDS = {"key", "keys", "clé", "clef", "cle", "chiave", "klíč", "klic", "
 QUALIFIERS = {
     "api", "secret", "private", "access", "auth", "client", "master", "encryption", "encrypt", "signing", "sign",
     "app", "session", "preshared", "pre", "shared", "webhook", "account", "license", "licence", "service",
-    "consumer", "deploy", "ssh", "gpg", "pgp", "wifi", "wi", "wlan", "wpa", "product", "subscription", "admin",
+    "consumer", "deploy", "ssh", "gpg", "pgp", "wifi", "wi", "wlan", "wpa", "wpa2", "wpa3", "product", "subscription", "admin",
     "root", "db", "database", "rsa", "hmac", "jwt", "crypt", "cipher", "storage", "secrète", "secrete",
     "segreta", "tajný", "tajny", "privé", "prive", "privat", "privata", "приватний", "секретний",
     "přístupový", "pristupovy", "cloud", "openai", "stripe", "aws", "azure", "gcp", "google", "mailgun",
@@ -151,7 +151,7 @@ NOT_THE_VALUE = {  # the last part of a name whose value is about the secret, no
 # Qualifiers that let a bare key or token stand in prose before its value ("the API key is …").
 PROSE_QUALIFIERS = {
     "api", "secret", "private", "access", "auth", "client", "master", "encryption", "signing", "wifi", "wi",
-    "wlan", "wpa", "preshared", "tajný", "secrète", "segreta", "přístupový", "доступу", "d'accès", "accesso",
+    "wlan", "wpa", "wpa2", "wpa3", "preshared", "tajný", "secrète", "segreta", "přístupový", "доступу", "d'accès", "accesso",
 }
 OTHER_FIELDS = {"user:", "username:", "login:", "name:", "id:", "email:", "e-mail:", "host:", "uživatel:", "utente:",
                 "utilisateur:", "identifiant:", "користувач:", "логін:", "benutzer:"}
@@ -254,6 +254,9 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     "u": _url_password,
     "c": looks_like_a_credential,
     "": lambda value: not is_placeholder(value),
+    # an argument a tool takes as the password itself: anything but a placeholder, even a word that
+    # reads as code ("PuEtlPofqtJy" is PascalCase to LOOKS_LIKE_CODE)
+    "p": lambda value: not PLACEHOLDER.fullmatch(value) and not PLACEHOLDER.fullmatch(value.translate(LEET).rstrip("y")),
 }
 
 # (kind, needles as in _FORMAT_RULES, pattern, flags: i, and the value's check, group of the secret)
@@ -262,12 +265,22 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
      r"\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@'\"<>]{0,64}:((?!\d+/)[^\s'\"<>]{1,128}?)@(?=[^\s/@]*[\w\]])(?![^\s/@]*@)", "u", 1),
     ("password on a command line",
      "-u|--user", r"\b(?:curl|wget|http|https|xh|httpie)\b[^\n]*?\s(?:-u|--user)[ \t=]+['\"]?[^\s:'\"]*:([^\s'\"]+)", "", 1),
-    ("password on a command line", "mysql", r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p([^\s\-'\"][^\s'\"]*)", "", 1),
-    ("password on a command line", "sshpass", r"\bsshpass\s+-p\s*['\"]?([^\s'\"]+)", "", 1),
+    ("password on a command line", "mysql", r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p([^\s\-'\"][^\s'\"]*)", "p", 1),
+    ("password on a command line", "sshpass", r"\bsshpass\s+-p\s*['\"]?([^\s'\"]+)", "p", 1),
+    ("password on a command line", "redis-cli", r"\bredis-cli\b[^\n]*?[ \t]-a[ \t]+['\"]?([^\s'\"-][^\s'\"]*)", "p", 1),
+    ("password on a command line", "mongo", r"\bmongo(?:sh|dump|restore|import|export)?\b[^\n]*?[ \t]-p[ \t]+['\"]?([^\s'\"-][^\s'\"]*)", "p", 1),
+    ("password on a command line", "openssl", r"\bopenssl\b[^\n]*?[ \t](?:-k[ \t]+|-pass(?:in|out)?[ \t]+pass:)['\"]?([^\s'\"]+)", "p", 1),
+    # A wallet's seed phrase (BIP39: 12-24 lowercase words) or an account's recovery / backup codes.
+    ("recovery phrase", "seed|mnemonic|recovery",
+     r"\b(?i:seed|recovery|mnemonic|wallet)(?:[ _-]?(?i:phrase|words|sentence))?\b[^\n:=]{0,24}[:=][ \t]*"
+     r"((?:[a-z]{3,8}[ \t,]+){11,23}[a-z]{3,8})(?![\w-])", "", 1),
+    ("recovery code", "recovery|backup|bitlocker",
+     r"(?i)\b(?:recovery|backup|bitlocker)[ _-]?(?:keys?|codes?|passwords?)\b[^\n:=]{0,24}[:=][ \t]*"
+     r"((?=[^\n]*\d)[A-Za-z0-9]{4,8}(?:[- ,]{1,2}[A-Za-z0-9]{4,8})+)", "", 1),
     ("password on a command line",
      "--", r"(?:^|\s)--(?:password|passwd|pass|token|secret|api-key|apikey)[ =]['\"]?([^\s'\"\-][^\s'\"]*)", "i", 1),
-    ("password on a command line", "login", r"\b(?:docker|podman|helm|oras|nerdctl|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+['\"]?([^\s'\"]+)", "", 1),
-    ("password on a command line", "htpasswd", r"\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+['\"]?([^\s'\"]+)", "", 1),
+    ("password on a command line", "login", r"\b(?:docker|podman|helm|oras|nerdctl|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+['\"]?([^\s'\"]+)", "p", 1),
+    ("password on a command line", "htpasswd", r"\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+['\"]?([^\s'\"]+)", "p", 1),
     ("password on a command line", "convertto-securestring", r"ConvertTo-SecureString\s+(?:-String\s+)?(\"[^\"\n]+\"|'[^'\n]+')", "i", 1),
     ("password in .netrc", "machine", r"\bmachine[ \t]+\S+[\s\S]{0,80}?\blogin[ \t]+\S+[\s\S]{0,80}?\bpassword[ \t]+(\S+)", "", 1),
     ("bearer token",

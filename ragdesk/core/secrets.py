@@ -8,7 +8,8 @@ figures and the comparison with detect-secrets are in docs/reliability.md):
 - known token formats (their fixed prefixes, as gitleaks' rules list them), found even when
   glued to a word;
 - credentials in unmistakable places: a private key block, user:password@ in a URL, `curl -u`,
-  `.netrc`, an Authorization header, a Docker `auth`, a table column named "password";
+  `.netrc`, an Authorization header, a Docker `auth`, a table column named "password", a tool's
+  password argument (`mysql -p`, `redis-cli -a`, `openssl -k`), a wallet's seed phrase, recovery codes;
 - a name that says password, secret, token or key (any prefix or suffix, any case, the notes'
   languages) followed by a value that is not a placeholder, a path or code (after a password's
   name, words joined by one mark count although they read as a slug).

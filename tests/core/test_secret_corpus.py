@@ -28,7 +28,7 @@ def test_the_corpus_covers_every_class_shape_and_language() -> None:
     assert {
         "name with a prefix or suffix", "value with / + $ % ( ) ! &", "URL with a password", "token glued to text",
         "key format", "vendor token", "private key", "config file", "prose, list or table", "front matter or heading",
-        "words joined by a mark",
+        "words joined by a mark", "recovery secret",
     } <= set(classes)  # fmt: skip
     assert {"en", "fr", "cs", "uk", "it"} <= {r.lang for r in RECORDS}
     assert {"prose", "code", "table", "list", "heading", "env", "yaml", "json"} <= {r.shape for r in RECORDS}

@@ -421,12 +421,33 @@ def more_vendor_tokens() -> None:
         add("vendor token", "table", "en", f"| service | value |\n|---|---|\n| deploy | ⟦{tok}⟧ |")
 
 
+def recovery_secrets_and_tools() -> None:
+    """A wallet's seed phrase, an account's recovery or backup codes, a Wi-Fi WPA2 key, and passwords
+    given to redis-cli, mongosh and openssl on their command lines (added 2026-12-07)."""
+    bip39 = "abandon ability able about above absent absorb abstract absurd abuse access accident account".split()
+    bip39 += "legal winner thank year wave sausage worth useful zoo wrong wolf wisdom vivid update".split()
+    for label, n, shape, lang in [("seed phrase", 12, "prose", "en"), ("Recovery phrase", 24, "list", "en"),
+                                  ("mnemonic", 18, "yaml", "en"), ("Seed fráze peněženky", 12, "prose", "cs")]:
+        words = " ".join(R.choice(bip39) for _ in range(n))
+        add("recovery secret", shape, lang, f"{'- ' if shape == 'list' else ''}{label}: ⟦{words}⟧")
+    groups = lambda n, k: R.choice(["-", " "]).join(s(LO + DIG, k) for _ in range(n))  # noqa: E731
+    add("recovery secret", "prose", "en", f"BitLocker recovery key: ⟦{'-'.join(s(DIG, 6) for _ in range(8))}⟧")
+    add("recovery secret", "list", "en", f"- GitHub recovery codes: ⟦{groups(4, 5)}⟧")
+    add("recovery secret", "prose", "en", f"2FA backup codes: ⟦{groups(3, 8)}⟧ (used one)")
+    add("recovery secret", "prose", "fr", f"Clé WPA2 : ⟦{pw()}⟧")
+    add("recovery secret", "prose", "en", f"WPA2 key: ⟦{pw()}⟧")
+    add("config file", "code", "en", f"```bash\nredis-cli -h cache.local -a ⟦{s(ALNUM, 16)}⟧ ping\n```")
+    add("config file", "code", "en", f"```bash\nmongosh -u admin -p ⟦{s(ALNUM, 14)}⟧ --authenticationDatabase admin\n```")
+    add("config file", "code", "en", f"```bash\nopenssl enc -aes-256-cbc -k ⟦{pw()}⟧ -in notes.tar -out notes.enc\n```")
+    add("config file", "code", "en", f"```bash\nopenssl rsa -in key.pem -passin pass:⟦{s(ALNUM, 12)}⟧\n```")
+
+
 def main(out_path: Path | None = None) -> None:
     for part in (names_with_affixes, values_with_symbols, urls, glued_tokens, key_formats):
         part()
     vendor_tokens(0)
     vendor_tokens(1)  # every format again, in another shape, with other values
-    later = (word_passphrases, more_vendor_tokens)  # added last: the records before keep their values
+    later = (word_passphrases, more_vendor_tokens, recovery_secrets_and_tools)  # added last: the records before keep their values
     for part in (private_keys, config_files, prose_and_tables, front_matter_and_headings, *later):
         part()
     what = "every credential (values are random: none is a real credential)"
