@@ -217,6 +217,11 @@ PROSE_CONNECTORS = {"is", "are", "was", "est", "sont", "je", "jsou", "è", "e", 
 
 
 # ---- Credentials in their usual places: (kind, pattern, group holding the secret, check of the value).
+def placeholder_word(value: str) -> bool:
+    """A template or a word every tutorial uses, as written or in leetspeak ("P@ssw0rd")."""
+    return bool(PLACEHOLDER.fullmatch(value) or PLACEHOLDER.fullmatch(value.translate(LEET).rstrip("y")))
+
+
 def is_placeholder(value: str) -> bool:
     """A value that stands in for a secret rather than being one: a template, an environment
     variable's name, a word such as "changeme" (or "P@ssw0rd"), code, a path or a URL without
@@ -224,11 +229,10 @@ def is_placeholder(value: str) -> bool:
     unquoted = value.strip("\"'`")
     v = unquoted.rstrip(",;:)\"'`").strip("\"'`")
     return bool(
-        PLACEHOLDER.fullmatch(v)
+        placeholder_word(v)
         or LOOKS_LIKE_CODE.fullmatch(v)
         or LOOKS_LIKE_CODE.fullmatch(unquoted)
         or PLACEHOLDER.fullmatch(value)
-        or PLACEHOLDER.fullmatch(v.translate(LEET).rstrip("y"))
     )
 
 
@@ -245,9 +249,7 @@ def _url_password(value: str) -> bool:
     """A URL's password counts, like an assigned value, from 8 characters (percent-decoded) unless it is
     a placeholder ("password", "[:password]", "${PASS}")."""
     decoded = unquote(value)
-    return len(decoded) >= 8 and not PLACEHOLDER.fullmatch(value.strip("[]()")) and not PLACEHOLDER.fullmatch(
-        decoded.translate(LEET).rstrip("y")
-    )
+    return len(decoded) >= 8 and not PLACEHOLDER.fullmatch(value.strip("[]()")) and not placeholder_word(decoded)
 
 
 _CHECKS: dict[str, Callable[[str], bool]] = {
@@ -256,7 +258,7 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     "": lambda value: not is_placeholder(value),
     # an argument a tool takes as the password itself: anything but a placeholder, even a word that
     # reads as code ("PuEtlPofqtJy" is PascalCase to LOOKS_LIKE_CODE)
-    "p": lambda value: not PLACEHOLDER.fullmatch(value) and not PLACEHOLDER.fullmatch(value.translate(LEET).rstrip("y")),
+    "p": lambda value: not placeholder_word(value),
 }
 
 # (kind, needles as in _FORMAT_RULES, pattern, flags: i, and the value's check, group of the secret)
@@ -272,7 +274,7 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
     ("password on a command line", "openssl", r"\bopenssl\b[^\n]*?[ \t](?:-k[ \t]+|-pass(?:in|out)?[ \t]+pass:)['\"]?([^\s'\"]+)", "p", 1),
     # A wallet's seed phrase (BIP39: 12-24 lowercase words) or an account's recovery / backup codes.
     ("recovery phrase", "seed|mnemonic|recovery",
-     r"\b(?i:seed|recovery|mnemonic|wallet)(?:[ _-]?(?i:phrase|words|sentence))?\b[^\n:=]{0,24}[:=][ \t]*"
+     r"\b(?i:seed|recovery|mnemonic)(?:[ _-]?(?i:phrase|words|sentence))?\b[^\n:=]{0,24}[:=][ \t]*"
      r"((?:[a-z]{3,8}[ \t,]+){11,23}[a-z]{3,8})(?![\w-])", "", 1),
     ("recovery code", "recovery|backup|bitlocker",
      r"(?i)\b(?:recovery|backup|bitlocker)[ _-]?(?:keys?|codes?|passwords?)\b[^\n:=]{0,24}[:=][ \t]*"

@@ -29,7 +29,6 @@ from .secret_rules import (
     KEYWORDS,
     NAME_CHAR,
     OTHER_FIELDS,
-    PLACEHOLDER,
     PLACES,
     PROSE_CONNECTORS,
     PROSE_NAME,
@@ -39,6 +38,7 @@ from .secret_rules import (
     WORD_PASSPHRASE,
     is_placeholder,
     looks_like_a_credential,
+    placeholder_word,
     secret_name,
 )
 
@@ -78,7 +78,7 @@ def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool, password: bo
 
 def _joined_words(value: str) -> bool:
     """A password of words joined by one mark ("orange-tiger-maple-river"), not a placeholder."""
-    return bool(WORD_PASSPHRASE.fullmatch(value)) and not PLACEHOLDER.fullmatch(value)
+    return bool(WORD_PASSPHRASE.fullmatch(value)) and not placeholder_word(value)
 
 
 def _keywords(text: str) -> list[tuple[int, int]]:
