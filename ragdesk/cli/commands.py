@@ -70,7 +70,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     except OSError as exc:
         if not is_storage_error(exc):
             raise
-        raise CliError(storage_message(exc, folder, args.index_dir) + " (the previous index is kept)") from exc
+        kept = " (the previous index is kept)" if previous is not None or damaged else " (nothing was stored)"
+        raise CliError(storage_message(exc, folder, args.index_dir) + kept) from exc
     if sys.stderr.isatty():
         print(file=sys.stderr)
     data = report.to_json()
@@ -149,8 +150,10 @@ def _meaning_index(lib: Any, args: argparse.Namespace) -> dict[str, Any]:
             state["seconds"] = round(time.monotonic() - t0, 2)
             if show:
                 print(file=sys.stderr)
-    state["embedded"], state["chunks"] = lib.meaning_progress(name)
-    state["complete"] = lib.has_meaning(name)
+    state["embedded"], state["chunks"] = lib.meaning_progress(name)  # what is stored, not what was computed
+    state["complete"] = state["embedded"] == state["chunks"] and lib.has_meaning(name)
+    if not state["complete"] and state["reason"] is None and lib.has_meaning(name):  # computed, kept nowhere
+        state["reason"] = f"{STOPPED}cannot store the meaning index in {lib.root}: it is read-only; nothing was kept"
     return state
 
 

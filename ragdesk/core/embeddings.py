@@ -223,7 +223,11 @@ class Plan:
         try:
             self.rows = fileio.preallocated_array(path, np.float16, (self.segment.n_chunks, dim))
             self.on_disk = True
-        except OSError:  # a read-only cache still searches: the rows stay in memory, unstored
+        except OSError as exc:
+            path.unlink(missing_ok=True)  # a full disk leaves the header it could write
+            if store.is_full(exc):  # no room: hours computed in memory would be thrown away
+                self._unwritable(exc)
+            # a read-only cache still searches: the rows stay in memory, unstored (`stored` says so)
             self.rows = np.zeros((self.segment.n_chunks, dim), np.float16)
             self.on_disk = False
 
@@ -255,9 +259,9 @@ class Plan:
             self.on_disk = False
             return
         where = _partial_paths(self.segment, self.name)[0].parent
+        kept = "the batches embedded before are kept" if self.on_disk and self.done.any() else "nothing was stored"
         raise MeaningIndexUnwritable(
-            f"cannot store the meaning index in {where}: {exc.strerror or exc}; "
-            "the batches embedded before are kept and the next run continues"
+            f"cannot store the meaning index in {where}: {exc.strerror or exc}; {kept} and the next run continues"
         ) from exc
 
     def finish(self) -> np.ndarray:
@@ -284,8 +288,11 @@ class Plan:
             _record_sum(self.segment, self.name, int(rows.shape[1]))
             partial.unlink(missing_ok=True)
             done_path.unlink(missing_ok=True)
-        except OSError:
-            tmp.unlink(missing_ok=True)  # a read-only cache still searches, it just embeds again
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            if store.is_full(exc):  # never a success said over rows nothing stored
+                self._unwritable(exc)
+            # a read-only cache still searches, it just embeds again (`stored` says so)
         return rows
 
 

@@ -70,9 +70,19 @@ def _checked_root(notes: str, root: str | os.PathLike[str]) -> Path:
     return path
 
 
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # no room: what was computed cannot be kept
+READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)  # not writable here: reading still works
+
+
 def is_storage_error(exc: OSError) -> bool:
     """Errors of the index's storage (full, read-only, over quota, not writable), not of the notes."""
-    return exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG)
+    return exc.errno in FULL_ERRNOS + READ_ONLY_ERRNOS
+
+
+def is_full(exc: OSError) -> bool:
+    """The storage is out of room (full disk, over quota, file too large), as against read-only: a run
+    that goes on computing would lose everything it computes, so it stops and says so."""
+    return exc.errno in FULL_ERRNOS
 
 
 def claim_root(root: Path) -> None:

@@ -71,6 +71,18 @@ def test_no_stored_index_and_no_space_is_one_line(
     assert err == f"ragdesk: error: cannot write the index in {tmp_path / 'idx'}: No space left on device\n"
 
 
+def test_a_first_build_on_a_full_disk_keeps_no_previous_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "(the previous index is kept)" where there was none (issue 52)."""
+    folder = write_notes(tmp_path / "notes", NOTES)
+    _fail_writes(monkeypatch, errno.ENOSPC)
+    assert main(["index", str(folder), "--index-dir", str(tmp_path / "idx")]) == 2
+    err = capsys.readouterr().err
+    idx = tmp_path / "idx"
+    assert err == f"ragdesk: error: cannot write the index in {idx}: No space left on device (nothing was stored)\n"
+
+
 def test_batch_queries_survive_bad_lines(built: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     folder, index = built
     queries = folder.parent / "q.jsonl"

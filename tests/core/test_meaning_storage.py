@@ -126,3 +126,77 @@ def test_note_texts_read_for_the_meaning_index_do_not_stay_resident(tmp_path: Pa
     assert rows.stat().st_size > 2 << 20 and _resident_kb(rows) < rows.stat().st_size // 1024 // 10
     reader.segments[0].chunk_texts()  # reading them all without the release: resident (the check holds)
     assert _resident_kb(notes) >= size_kb * 9 // 10
+
+
+def _index_json(folder: Path, idx: Path, capsys) -> tuple[int, dict]:  # type: ignore[no-untyped-def]
+    status = main(["index", str(folder), "--index-dir", str(idx), "--json"])
+    out = capsys.readouterr()
+    return status, {**json.loads(out.out)["meaning_index"], "err": out.err}
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
+def test_no_room_before_the_first_batch_is_no_success(tmp_path: Path, monkeypatch, capsys, code: int) -> None:  # type: ignore[no-untyped-def]
+    """The disk full before the first batch: reserving the rows failed and was taken for a read-only
+    cache, every row computed in memory, and `index` said "complete, 120 chunks embedded" over
+    nothing stored (issue 52). It stops at once, exit 2, `complete: false`, nothing claimed kept."""
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    monkeypatch.setattr(dense, "load_embedder", lambda spec=None: Tiny())
+    folder = write_notes(tmp_path / "n", {f"n{i:02}.md": f"# Note {i}\n\nabout topic {i}\n" for i in range(6)})
+    idx = tmp_path / "idx"
+    build_index(folder, idx, workers=1)
+    real = fileio.preallocated_array
+    calls = []
+
+    def no_room(path: Path, dtype, shape):  # type: ignore[no-untyped-def]
+        calls.append(path)
+        path.write_bytes(b"\x93NUMPY")  # the header a full disk still took
+        raise OSError(code, os.strerror(code), str(path))
+
+    monkeypatch.setattr(fileio, "preallocated_array", no_room)
+    status, meaning = _index_json(folder, idx, capsys)
+    assert calls and status == 2
+    assert (meaning["complete"], meaning["embedded"], meaning["chunks"]) == (False, 0, 6)
+    assert meaning["reason"].startswith("stopped: cannot store the meaning index in ")
+    assert f"{os.strerror(code)}; nothing was stored and the next run continues" in meaning["reason"]
+    assert meaning["err"].count("ragdesk: error: cannot store the meaning index") == 1
+    assert not list(idx.glob("gen-*/dense-*"))  # no header left behind as a "partial" run
+    monkeypatch.setattr(fileio, "preallocated_array", real)
+    status, meaning = _index_json(folder, idx, capsys)
+    assert (status, meaning["complete"], meaning["embedded"]) == (0, True, 6)
+
+
+def test_a_read_only_cache_is_never_called_complete(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Rows that could only be kept in memory (the cache read-only) still serve a search, but `index`,
+    whose work is to store them, says they were not kept: exit 2, `complete: false`."""
+    monkeypatch.setenv("RAGDESK_MEANING_INDEX", "on")
+    monkeypatch.setattr(dense, "load_embedder", lambda spec=None: Tiny())
+    folder = write_notes(tmp_path / "n", {f"n{i:02}.md": f"# Note {i}\n\nabout topic {i}\n" for i in range(5)})
+    idx = tmp_path / "idx"
+    build_index(folder, idx, workers=1)
+
+    def read_only(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(fileio, "preallocated_array", read_only)
+    monkeypatch.setattr(fileio, "save_array", read_only)
+    status, meaning = _index_json(folder, idx, capsys)
+    assert status == 2 and (meaning["complete"], meaning["embedded"]) == (False, 0)
+    assert meaning["reason"] == f"stopped: cannot store the meaning index in {idx}: it is read-only; nothing was kept"
+
+
+def test_no_room_for_the_finished_rows_is_said(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Rows held in memory (the partial file went away) whose final save finds the disk full: the
+    failure was swallowed and the rows handed on as if stored."""
+    from ragdesk.core.embeddings import MeaningIndexUnwritable, embed_plans, plan_segment
+
+    folder = write_notes(tmp_path / "n", {f"n{i:02}.md": f"# Note {i}\n\nabout topic {i}\n" for i in range(3)})
+    reader, _ = build_index(folder, tmp_path / "idx", workers=1)
+    plan = plan_segment(reader.segments[0], Tiny.name)
+    monkeypatch.setattr(fileio, "preallocated_array", lambda *a: (_ for _ in ()).throw(OSError(errno.EROFS, "ro")))
+
+    def full(*_args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(fileio, "save_array", full)
+    with pytest.raises(MeaningIndexUnwritable, match="No space left on device"):
+        embed_plans([plan], Tiny())
