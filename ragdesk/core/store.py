@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -85,34 +86,119 @@ def is_full(exc: OSError) -> bool:
     return exc.errno in FULL_ERRNOS
 
 
-def claim_root(root: Path) -> None:
-    """Make `root` an index folder before anything is written in it: a new or empty folder gets the
-    marker file; one with the marker (or an index of an earlier ragdesk) is ours; any other folder
-    is refused, so ragdesk never writes into, prunes in or changes the mode of a folder of yours."""
-    if (root / ROOT_MARKER).is_file():
-        return
-    if not root.exists():
-        private_dir(root)
-    elif any(root.iterdir()) and not _earlier_index(root):
-        raise IndexFolderRefused(
-            f"{root} is not empty and is not a ragdesk index folder: give an empty or new folder as the index folder"
-        )
-    with create_private(root / ROOT_MARKER) as fh:
-        fh.write(MARKER_TEXT.encode("utf-8"))
+_MARKER_CONTENT = re.compile(re.escape(MARKER_TEXT) + r"(?:id ([0-9a-f]{32})\n)?\Z")
+MARKER_MAX = 4096  # bytes read of a marker: ragdesk's are under 200
+
+
+def _read_small(path: Path) -> str | None:
+    """A small file's text (None when it cannot be read or is not UTF-8)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(MARKER_MAX).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _root_marker(root: Path) -> str | None:
+    """The index id in `root`'s marker: "" for the marker an earlier ragdesk wrote without one, None
+    when there is no marker of ragdesk's (none, or a file of that name with other content)."""
+    text = _read_small(root / ROOT_MARKER)
+    found = _MARKER_CONTENT.match(text) if text is not None else None
+    return None if found is None else (found.group(1) or "")
+
+
+def index_id(root: Path) -> str | None:
+    """The id of the index in `root` (in its marker, each generation's marker and its manifests), or
+    None when `root` is not (yet) a ragdesk index folder."""
+    return _root_marker(root) or None
+
+
+def claim_root(root: Path) -> str:
+    """Make `root` an index folder before anything is written in it and return its id: a new or empty
+    folder gets a marker holding a new id; a folder whose marker holds ragdesk's own content (or an
+    index of an earlier ragdesk, checked by its manifest) is ours; any other folder is refused, so
+    ragdesk never writes into, prunes in or changes the mode of a folder of yours. A file merely
+    named like the marker is not the marker."""
+    found = _root_marker(root)
+    if found:
+        return found
+    if found is None:
+        if (root / ROOT_MARKER).exists():
+            raise IndexFolderRefused(
+                f"{root} holds a file named {ROOT_MARKER} that ragdesk did not write: it is not a ragdesk index "
+                "folder; give an empty or new folder as the index folder"
+            )
+        if not root.exists():
+            private_dir(root)
+        elif any(root.iterdir()) and not _earlier_index(root):
+            raise IndexFolderRefused(
+                f"{root} is not empty and is not a ragdesk index folder: "
+                "give an empty or new folder as the index folder"
+            )
+    new_id = uuid.uuid4().hex
+    _stamp_generations(root, new_id, legacy=found == "")
+    text = f"{MARKER_TEXT}id {new_id}\n".encode()
+    if found == "":
+        replace_atomically(root / ROOT_MARKER, text)
+        return new_id
+    tmp = root / f".{ROOT_MARKER}.{os.getpid()}-{time.time_ns():x}.tmp"
+    with create_private(tmp) as fh:
+        fh.write(text)
+    try:
+        os.link(tmp, root / ROOT_MARKER)  # atomic and exclusive: two first builds agree on one id
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    claimed = _root_marker(root)
+    if not claimed:
+        raise IndexFolderRefused(f"{root}: another program wrote {ROOT_MARKER} meanwhile; not a ragdesk index folder")
+    return claimed
+
+
+def _stamp_generations(root: Path, index: str, legacy: bool) -> None:
+    """Give the generations of an index that an earlier ragdesk wrote the new id: those whose marker it
+    left empty (markers before ids) and, for an index from before markers, the current one."""
+    if legacy:
+        for gen in root.glob("gen-*"):
+            with contextlib.suppress(OSError):
+                marker = gen / GENERATION_MARKER
+                if marker.is_file() and marker.stat().st_size == 0:
+                    replace_atomically(marker, index.encode())
+    current = current_generation(root)
+    if current is not None and _earlier_generation(current) and not (current / GENERATION_MARKER).exists():
+        replace_atomically(current / GENERATION_MARKER, index.encode())
 
 
 def _earlier_index(root: Path) -> bool:
-    """An index written before the marker files: CURRENT names a generation that has a manifest."""
+    """An index written before the marker files: CURRENT names a generation with ragdesk's manifest."""
     current = current_generation(root)
-    return current is not None and _ours(current)
+    return current is not None and _earlier_generation(current)
 
 
-def _ours(generation: Path) -> bool:
-    """A generation ragdesk wrote: it has the generation marker, or (written before markers) a
-    generation's exact name and a manifest. Nothing else named gen-* is ever removed."""
-    if (generation / GENERATION_MARKER).is_file():
-        return True
-    return _GENERATION_NAME.match(generation.name) is not None and (generation / MANIFEST).is_file()
+def _earlier_generation(generation: Path) -> bool:
+    """A generation of ragdesk's from before markers: its exact name, and a manifest of ragdesk's
+    format whose every file is there with the size it records (a web app's manifest.json is not)."""
+    if _GENERATION_NAME.match(generation.name) is None:
+        return False
+    try:
+        manifest = read_manifest(generation)
+        files = manifest["files"]
+        return bool(files) and all((generation / n).stat().st_size == int(f["size"]) for n, f in files.items())
+    except (IndexDamaged, OSError, KeyError, TypeError, ValueError, AttributeError):
+        return False
+
+
+def mark_generation(generation: Path, index: str) -> None:
+    """Mark `generation` as the index `index`'s own (its marker holds the id): only such are pruned."""
+    with create_private(generation / GENERATION_MARKER) as fh:
+        fh.write(index.encode())
+
+
+def _ours(generation: Path, index: str | None) -> bool:
+    """A generation of the index `index`: its marker holds that id. Nothing else named gen-* is
+    ever removed (a folder of yours, another index's generation, a hand-made marker)."""
+    return index is not None and _read_small(generation / GENERATION_MARKER) == index
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
@@ -149,10 +235,10 @@ def ascending(values: np.ndarray, first: int | None = None, last: int | None = N
 
 def new_generation(root: Path) -> Path:
     """A fresh, empty generation folder (not yet current)."""
-    claim_root(root)
+    index = claim_root(root)
     path = root / f"gen-{time.time_ns():x}-{os.getpid()}"
     path.mkdir(mode=DIR_MODE)
-    create_private(path / GENERATION_MARKER).close()
+    mark_generation(path, index)
     return path
 
 
@@ -190,8 +276,9 @@ def remove_stale_temporaries(root: Path) -> None:
     """Remove what writers killed mid-way left behind: temporary files and folders (a derivation's
     .tmp-terms-*, a manifest's temporary) whose process is gone."""
     candidates = list(root.glob(".*.tmp"))
+    index = index_id(root)
     for gen in root.glob("gen-*"):
-        if not _ours(gen):
+        if not _ours(gen, index):
             continue
         try:
             candidates += [*gen.glob(".tmp-*"), *gen.glob(".*.tmp"), *gen.glob("delta/.*.tmp")]
@@ -229,8 +316,9 @@ def prune(root: Path, keep: list[Path]) -> None:
     valid on POSIX). A newer generation is never touched: it belongs to a writer still at work."""
     names = {k.name for k in keep}
     newest = max((_generation_time(k.name) for k in keep), default=-1)
+    index = index_id(root)
     for path in root.glob("gen-*"):
-        if path.name not in names and (not keep or _generation_time(path.name) < newest) and _ours(path):
+        if path.name not in names and (not keep or _generation_time(path.name) < newest) and _ours(path, index):
             shutil.rmtree(path, ignore_errors=True)
 
 

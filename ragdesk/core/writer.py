@@ -191,6 +191,7 @@ def write_manifest(
     """Write a generation's manifest (last, so a generation without one is incomplete)."""
     manifest: dict[str, Any] = {
         "format": store.FORMAT_VERSION,
+        "index_id": store.index_id(gen.parent),  # the id its folder's marker and generations' markers hold
         "folder": str(folder),
         "built_at": time.time(),
         "settings": settings.to_json(),

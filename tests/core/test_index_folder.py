@@ -4,6 +4,7 @@ already an index), its mode is left alone, and pruning removes only generations 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -113,3 +114,60 @@ def test_eval_on_a_missing_folder_names_the_folder(tmp_path: Path, capsys) -> No
     questions.write_text("rebase\ta.md\n", encoding="utf-8")
     assert main(["eval", str(tmp_path / "nowhere"), str(questions)]) == 2
     assert f"notes folder not found: {tmp_path / 'nowhere'}" in capsys.readouterr().err
+
+
+def test_a_file_named_like_the_marker_is_not_the_marker(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A folder of the user's with a hand-written RAGDESK-INDEX was adopted: its CURRENT overwritten and
+    a generation-like folder holding a web app's manifest.json deleted at the second build (issue 52)."""
+    folder = write_notes(tmp_path / "notes", NOTES)
+    mine = write_notes(
+        tmp_path / "mine",
+        {
+            store.ROOT_MARKER: "my own notes about ragdesk's index\n",
+            "CURRENT": "release 4.2\n",
+            "gen-18c0ffee-1/manifest.json": '{"name": "my web app", "icons": []}',
+        },
+    )
+    before = {p.relative_to(mine): p.read_bytes() for p in mine.rglob("*") if p.is_file()}
+    for _ in range(2):
+        code, err = index(folder, str(mine), capsys)
+        assert code == 2 and err.count("\n") == 1
+        assert f"{mine} holds a file named RAGDESK-INDEX that ragdesk did not write" in err
+    assert {p.relative_to(mine): p.read_bytes() for p in mine.rglob("*") if p.is_file()} == before
+
+
+def test_only_generations_holding_this_index_id_are_pruned(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A generation-like folder with a manifest.json, or with a marker of another index (copied in from
+    elsewhere), is not this index's: kept through builds that prune the index's own old ones."""
+    folder = write_notes(tmp_path / "notes", NOTES)
+    idx = tmp_path / "idx"
+    assert index(folder, str(idx), capsys)[0] == 0
+    own = store.index_id(idx)
+    first = store.current_generation(idx)
+    assert own is not None and len(own) == 32 and first is not None
+    assert (first / store.GENERATION_MARKER).read_text() == own
+    assert json.loads((first / store.MANIFEST).read_text())["index_id"] == own
+    web = write_notes(idx, {"gen-1-2/manifest.json": '{"name": "app", "format": 7}'}) / "gen-1-2"
+    other = write_notes(idx, {"gen-2-3/.ragdesk-generation": "0" * 32, "gen-2-3/x.npy": "x"}) / "gen-2-3"
+    empty = write_notes(idx, {"gen-3-4/.ragdesk-generation": ""}) / "gen-3-4"
+    for size in ("60", "70"):  # two new bases: each prunes what is older and this index's
+        (folder / f"n{size}.md").write_text(f"# N{size}\n\nnew\n", encoding="utf-8")
+        assert main(["index", str(folder), "--index-dir", str(idx), "--chunk-size", size]) == 0
+    assert not first.exists() and web.is_dir() and other.is_dir() and empty.is_dir()
+    marked = [g for g in idx.glob("gen-*") if (g / store.GENERATION_MARKER).is_file()]
+    assert len([g for g in marked if (g / store.GENERATION_MARKER).read_text() == own]) == 1
+
+
+def test_an_index_marked_before_ids_is_adopted_and_pruned_as_before(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Markers written by an earlier ragdesk (the root's text without an id, generations' empty): the
+    folder stays an index, its generations get the new id, and an old one is pruned."""
+    folder = write_notes(tmp_path / "notes", NOTES)
+    idx = tmp_path / "idx"
+    assert index(folder, str(idx), capsys)[0] == 0
+    old = store.current_generation(idx)
+    assert old is not None
+    (idx / store.ROOT_MARKER).write_text(store.MARKER_TEXT, encoding="utf-8")
+    (old / store.GENERATION_MARKER).write_text("", encoding="utf-8")
+    assert main(["index", str(folder), "--index-dir", str(idx), "--chunk-size", "60"]) == 0
+    own = store.index_id(idx)
+    assert own is not None and not old.exists()

@@ -116,9 +116,10 @@ def test_builds_of_one_index_wait_for_each_other(tmp_path: Path) -> None:
 def test_prune_never_touches_a_newer_generation(tmp_path: Path) -> None:
     root = tmp_path / "idx"
     older, published, newer = (root / f"gen-{t:x}-1" for t in (100, 200, 300))
+    index = store.claim_root(root)
     for g in (older, published, newer):
         g.mkdir(parents=True)
-        (g / store.GENERATION_MARKER).touch()  # written by ragdesk (it prunes nothing else)
+        store.mark_generation(g, index)  # written by ragdesk (it prunes nothing else)
     store.publish(root, published)
     assert not older.exists() and published.exists() and newer.exists()
 
@@ -348,9 +349,10 @@ def test_stale_temporaries_are_found_while_a_build_prunes_a_generation(
     process may prune an old generation: on Python < 3.12 glob then raised FileNotFoundError, and CI
     saw "ragdesk: error: [Errno 2] No such file or directory: '…/gen-…'" (1 run in ~10)."""
     root = tmp_path / "idx"
+    index = store.claim_root(root)
     for gen in ("gen-1", "gen-2"):
         (root / gen).mkdir(parents=True)
-        (root / gen / store.GENERATION_MARKER).touch()
+        store.mark_generation(root / gen, index)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stale = root / "gen-2" / f".tmp-terms-stems5-{int(dead.stdout)}-18c0ffee"
     stale.mkdir()
