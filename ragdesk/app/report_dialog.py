@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-COLUMNS = ("path", "status", "reason", "chunks", "tokens", "pages", "indexed_at")
-HEADERS = ("File", "Status", "Reason", "Chunks", "Tokens", "Pages", "Indexed")
+COLUMNS = ("path", "status", "reason", "chunks", "tokens", "pages", "indexed_at", "tried_at")
+HEADERS = ("File", "Status", "Reason", "Chunks", "Tokens", "Pages", "Indexed", "Last tried")
 STATUSES = ("indexed", "decoded", "skipped")
 REASON_WIDTH = 280
 
@@ -46,7 +46,7 @@ def totals(rows: list[dict[str, Any]]) -> str:
 def _cell(key: str, value: Any) -> str:
     if value is None:
         return ""
-    if key == "indexed_at":
+    if key in ("indexed_at", "tried_at"):
         return time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
     return str(value)
 

@@ -167,7 +167,10 @@ def _plan(previous: IndexReader | None, walk: Walk) -> _Plan:
     for f in walk.files(np.flatnonzero(~same).tolist()):
         old = prev_read_skips.get(f.path)
         if old is not None and not old.loaded and (old.size, old.mtime_ns) == (f.size, f.mtime_ns):
-            carried.append(old)
+            if old.may_pass and _readable_now(f, old):
+                todo.append(f)  # it failed for a reason that has passed (back, or chmod fixed): read it
+            else:
+                carried.append(old)
         else:
             todo.append(f)
     report = BuildReport()
@@ -176,6 +179,18 @@ def _plan(previous: IndexReader | None, walk: Walk) -> _Plan:
     report.added = len(todo) - report.changed
     report.unchanged = unchanged
     return _Plan(walk, previous_idx, todo, carried, report)
+
+
+def _readable_now(file: NoteFile, skip: Skipped) -> bool:
+    """Whether a file that failed to read for a passing reason opens now; when not, the skip's time
+    of the last try moves on (without a new generation: nothing else changed)."""
+    try:
+        with open(file.abspath, "rb") as fh:
+            fh.read(1)
+    except OSError:
+        skip.tried_at = time.time()
+        return False
+    return True
 
 
 def _is_current(previous: IndexReader | None, plan: _Plan) -> bool:

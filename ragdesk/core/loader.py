@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass, field
 
 from . import pdf
@@ -30,6 +31,9 @@ class LoadOptions:
     follow_outside_links: bool = False
 
 
+UNREADABLE = "cannot be read: "  # a read that failed (the OS's reason follows)
+
+
 @dataclass
 class Skipped:
     """A file that was skipped, or loaded with a caveat (fallback decoding)."""
@@ -39,6 +43,14 @@ class Skipped:
     loaded: bool = False
     size: int = -1  # set for files that were read: an unchanged file is not read again
     mtime_ns: int = -1
+    passing: bool = False  # failed for a reason that may pass (vanished, no permission, I/O): tried again
+    tried_at: float = 0.0  # when it was last read or tried (time.time()); 0: at the build that stored it
+
+    @property
+    def may_pass(self) -> bool:
+        """Tried again at each refresh whatever its modification time (records written before
+        `passing` say so by their reason)."""
+        return self.passing or (not self.loaded and self.reason.startswith(UNREADABLE))
 
 
 @dataclass
@@ -137,13 +149,15 @@ def read_note(file: NoteFile) -> tuple[Note | None, Skipped | None]:
     try:
         with open(file.abspath, "rb") as fh:
             data = fh.read()
-    except OSError as exc:
-        return None, Skipped(file.path, f"cannot be read: {exc.strerror or exc}", False, file.size, file.mtime_ns)
+    except OSError as exc:  # gone for a moment, no permission, an I/O error: tried again at each refresh
+        why = f"{UNREADABLE}{exc.strerror or exc}"
+        return None, Skipped(file.path, why, False, file.size, file.mtime_ns, passing=True, tried_at=time.time())
     if file.path.lower().endswith(pdf.PDF_SUFFIX):
         return _read_pdf(file, data)
     text, encoding, reason = decode(data)
     if text is None:
-        return None, Skipped(file.path, reason or "cannot be decoded", False, file.size, file.mtime_ns)
+        why = reason or "cannot be decoded"
+        return None, Skipped(file.path, why, False, file.size, file.mtime_ns, tried_at=time.time())
     text = normalize(text.replace("\r\n", "\n").replace("\r", "\n"))
     meta: dict[str, object] = {}
     body_start = 0
@@ -167,7 +181,7 @@ def _read_pdf(file: NoteFile, data: bytes) -> tuple[Note | None, Skipped | None]
     try:
         extracted = pdf.extract(data)
     except (ValueError, pdf.ExtractionTimeout, pdf.PdfUnavailable) as exc:
-        return None, Skipped(file.path, str(exc), False, file.size, file.mtime_ns)
+        return None, Skipped(file.path, str(exc), False, file.size, file.mtime_ns, tried_at=time.time())
     note = Note(
         path=file.path,
         text=normalize(extracted.text),

@@ -205,6 +205,7 @@ class IndexReader(ChunkTable):
                     "tokens": int(tokens_per_note[i]),
                     "pages": note.meta.get("pages"),
                     "indexed_at": note.indexed_at or self.built_at,
+                    "tried_at": None,
                 }
             )
         for s in caveats.values():
@@ -217,6 +218,7 @@ class IndexReader(ChunkTable):
                     "tokens": 0,
                     "pages": None,
                     "indexed_at": None,
+                    "tried_at": s.tried_at or self.built_at,  # a passing reason is tried again at each refresh
                 }
             )
         return sorted(rows, key=lambda r: r["path"])
