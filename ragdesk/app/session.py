@@ -242,6 +242,12 @@ class Session(QObject):
         report = outcome.report
         if outcome.damaged:
             self.status.emit(f"The stored index was damaged ({outcome.damaged}); it was rebuilt.", LONG_MS)
+        elif report.other_options:  # e.g. `ragdesk index --max-mb 20` before: rebuilt with Settings', said so
+            self.status.emit(
+                f"Rebuilt with this window's Settings: the index was built with other options "
+                f"({'; '.join(report.other_options)})",
+                LONG_MS,
+            )
         elif report.rebuilt:
             self.status.emit(
                 f"Indexed in {report.elapsed_s:.1f} s: {report.added} added, {report.changed} changed, "

@@ -19,6 +19,7 @@ from .library import (
     index_settings,
     open_library,
     resolve_mode,
+    say_setting_changes,
     search_params,
     storage_message,
 )
@@ -56,11 +57,14 @@ def cmd_index(args: argparse.Namespace) -> int:
         pass
     except IndexDamaged as exc:
         damaged = str(exc) if args.verify else None
+    settings = index_settings(args, previous.settings if previous is not None else None)
+    if previous is not None:
+        say_setting_changes(previous.settings, settings, "rebuilding it with those given")
     try:
         lib, report = build_index(
             folder,
             args.index_dir,
-            index_settings(args),
+            settings,
             previous=previous,  # checked again under the build lock (another process may publish first)
             progress=terminal_progress(),
             warm=AnalyzerConfig(),

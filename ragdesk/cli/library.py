@@ -17,31 +17,57 @@ class CliError(RagdeskError):
     """A user-facing error: printed as one line on stderr, exit status 2."""
 
 
-def index_settings(args: argparse.Namespace) -> Any:
-    from ..core.chunking import ChunkOptions
-    from ..core.loader import DEFAULT_EXTENSIONS, LoadOptions
+MAX_MB = 1 << 20  # --max-mb above this (a terabyte) is no limit anyone means: refused, as inf is
+
+
+def index_settings(args: argparse.Namespace, built: Any = None) -> Any:
+    """The settings a command indexes with: those the stored index was `built` with (the defaults for
+    a folder never indexed), changed by each index option given on the command line."""
+    from dataclasses import replace
+
     from ..core.params import IndexSettings
 
-    exts = DEFAULT_EXTENSIONS
+    base = built if built is not None else IndexSettings()
+    load: dict[str, Any] = {}
     if args.extensions is not None:
         exts = tuple(e if e.startswith(".") else "." + e for e in (x.strip() for x in args.extensions.split(",")) if e)
         odd = [e for e in exts if not re.fullmatch(r"\.[^\W_][\w.+-]*", e)]
         if odd or not exts:
             shown = odd[0][1:] if odd else args.extensions
             raise CliError(f"--extensions: {shown!r} is not a file ending; give endings such as .md,.txt (no globs)")
-    if not args.max_mb > 0:  # also NaN
-        raise CliError(f"--max-mb must be more than 0 (got {args.max_mb:g}): every file would be skipped")
-    try:
-        return IndexSettings(
-            LoadOptions(
-                extensions=exts,
-                max_bytes=int(args.max_mb * 1024 * 1024),
-                follow_outside_links=args.follow_outside_links,
-            ),
-            ChunkOptions(args.chunker, args.chunk_size, args.overlap, not args.no_context, args.min_fill),
+        load["extensions"] = exts
+    if args.max_mb is not None:
+        if not args.max_mb > 0:  # also NaN
+            raise CliError(f"--max-mb must be more than 0 (got {args.max_mb:g}): every file would be skipped")
+        if not args.max_mb <= MAX_MB:  # also inf
+            raise CliError(f"--max-mb must be at most {MAX_MB:,} (got {args.max_mb:g})")
+        load["max_bytes"] = int(args.max_mb * 1024 * 1024)
+    if args.follow_outside_links is not None:
+        load["follow_outside_links"] = args.follow_outside_links
+    chunk = {
+        key: value
+        for key, value in (
+            ("chunker", args.chunker),
+            ("size", args.chunk_size),
+            ("overlap", args.overlap),
+            ("min_fill", args.min_fill),
+            ("context", args.context),
         )
+        if value is not None
+    }
+    try:
+        return IndexSettings(replace(base.load, **load), replace(base.chunk, **chunk))
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+
+
+def say_setting_changes(built: Any, asked: Any, doing: str) -> None:
+    """One line when the options given differ from those the stored index was built with."""
+    from ..core.params import setting_changes
+
+    changes = setting_changes(built, asked)
+    if changes:
+        print(f"ragdesk: the index was built with other options ({'; '.join(changes)}): {doing}", file=sys.stderr)
 
 
 def check_bm25(k1: float, b: float) -> None:
@@ -102,19 +128,24 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
     meaning index's rows of unchanged notes, whatever mode this command runs in."""
     from ..core.build import build_index
     from ..core.reader import IndexReader
-    from ..core.store import IndexDamaged, is_storage_error
+    from ..core.store import IndexDamaged, IndexMissing, is_storage_error
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise CliError(f"notes folder not found: {args.folder}")
-    settings = index_settings(args)
     previous = None
     try:
         previous = IndexReader.open(folder, args.index_dir)
-        if not refresh and previous.settings == settings:
-            return previous
-    except IndexDamaged:  # or missing: built below
-        pass
+    except IndexDamaged as exc:  # or missing: built below
+        if not refresh:
+            why = "none is stored" if isinstance(exc, IndexMissing) else f"the stored one is damaged ({exc})"
+            raise CliError(f"no index to use as it is ({why}): --no-refresh never builds; run `ragdesk index`") from exc
+    settings = index_settings(args, previous.settings if previous is not None else None)
+    if not refresh:
+        say_setting_changes(previous.settings, settings, "--no-refresh searches it as it is")
+        return previous
+    if previous is not None:
+        say_setting_changes(previous.settings, settings, "rebuilding it with those given")
     try:
         lib, _ = build_index(
             folder,

@@ -17,26 +17,29 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
     from ..core.loader import DEFAULT_MAX_BYTES
 
     p.add_argument("--index-dir", help="where the index lives (default: per-user cache, one folder per notes folder)")
-    p.add_argument("--chunker", choices=CHUNKERS, default="markdown", help="how notes are cut (default: markdown)")
+    # Every option here defaults to None: "as the stored index was built" (core.params.setting_changes
+    # says what a given one changes); a folder never indexed takes the defaults named in the help.
+    p.add_argument("--chunker", choices=CHUNKERS, default=None, help="how notes are cut (default: markdown)")
     chunk = ChunkOptions()
-    p.add_argument("--chunk-size", type=int, default=chunk.size, help=f"target words per chunk (default: {chunk.size})")
+    p.add_argument("--chunk-size", type=int, default=None, help=f"target words per chunk (default: {chunk.size})")
     p.add_argument(
         "--overlap",
         type=int,
-        default=chunk.overlap,
+        default=None,
         help=f"words shared by neighbouring chunks (default: {chunk.overlap})",
     )
     p.add_argument(
         "--min-fill",
         type=float,
-        default=ChunkOptions.min_fill,
+        default=None,
         help="markdown chunker: a chunk ends no earlier than this share of the chunk size (default: 0.9; "
         "0.5 keeps sections whole more often)",
     )
     p.add_argument(
-        "--no-context",
-        action="store_true",
-        help="do not index each chunk with its note's title and heading trail (markdown chunker)",
+        "--context",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="index each chunk with its note's title and heading trail (markdown chunker; default: on)",
     )
     p.add_argument(
         "--extensions",
@@ -44,10 +47,11 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
         help="note file types, comma-separated (default: .md,.markdown,.txt,.rst,.org,.pdf)",
     )
     max_mb = DEFAULT_MAX_BYTES / (1024 * 1024)
-    p.add_argument("--max-mb", type=float, default=max_mb, help=f"skip files larger than this (default: {max_mb:g})")
+    p.add_argument("--max-mb", type=float, default=None, help=f"skip files larger than this (default: {max_mb:g})")
     p.add_argument(
         "--follow-outside-links",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="follow symbolic links whose target is outside the notes folder (default: skip and list them)",
     )
 

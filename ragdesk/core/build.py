@@ -28,7 +28,7 @@ from .chunking import ChunkOptions
 from .errors import BuildCancelled  # noqa: F401 (re-exported)
 from .loader import NoteFile, Skipped
 from .orphans import worker_pool
-from .params import IndexSettings
+from .params import IndexSettings, setting_changes
 from .paths import shown
 from .reader import IndexReader
 from .rewalk import rewalk
@@ -63,6 +63,8 @@ class BuildReport:
     unchanged: int = 0
     rebuilt: bool = True  # False when the stored index was already current
     skipped: list[Skipped] = field(default_factory=list)
+    # how the options asked for differ from those the stored index was built with (it was rebuilt)
+    other_options: list[str] = field(default_factory=list)
     # time.monotonic() (one clock for every process on the machine) when the walk of the folder
     # began: a change on disk seen before it is in this build (the window drops a refresh it queued);
     # 0 when only the paths the watcher named were looked at
@@ -117,9 +119,11 @@ def build_index(
                 with contextlib.suppress(store.IndexDamaged, store.IndexMissing):
                     previous = IndexReader.open(folder_path, root)
             job.kept = meaning_keep.map_kept(previous) if previous is not None else {}  # other settings too
-            if previous is not None and previous.settings != job.settings:
+            other_options = setting_changes(previous.settings, job.settings) if previous is not None else []
+            if other_options:
                 previous = None
             reader, report = job.run(previous)
+            report.other_options = other_options
     except store.IndexBusy as exc:  # cancelled while another process held the lock
         raise BuildCancelled(f"indexing was cancelled while {exc}") from exc
     report.elapsed_s = time.perf_counter() - t0

@@ -39,6 +39,33 @@ class IndexSettings:
         return cls(LoadOptions(**load), ChunkOptions(**data.get("chunk", {})))
 
 
+def _shown(key: str, value: Any) -> str:
+    if key == "max_bytes":
+        for unit, size in (("MB", 1 << 20), ("KB", 1 << 10)):
+            if value >= size:
+                return f"{value / size:.3g} {unit}"
+        return f"{value} bytes"
+    if isinstance(value, tuple):
+        return ",".join(value) or "none"
+    return str(value)
+
+
+_LABELS = {"max_bytes": "size limit", "size": "chunk size", "min_fill": "min fill", "context": "context"}
+
+
+def setting_changes(built: IndexSettings, asked: IndexSettings) -> list[str]:
+    """Each option on which `asked` differs from the settings an index was `built` with, as "label
+    built → asked" (what a command or the window says before it rebuilds, or when it will not)."""
+    changes = []
+    for part in ("load", "chunk"):
+        old, new = asdict(getattr(built, part)), asdict(getattr(asked, part))
+        for key in old:
+            if old[key] != new[key]:
+                label = _LABELS.get(key, key.replace("_", " "))
+                changes.append(f"{label} {_shown(key, old[key])} → {_shown(key, new[key])}")
+    return changes
+
+
 @dataclass(frozen=True)
 class SearchParams:
     """How one query is ranked: analyzer, BM25's k1 and b, how many results, and the mode

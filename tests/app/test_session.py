@@ -347,3 +347,22 @@ def test_a_search_failed_on_an_index_another_process_replaced_opens_it_without_c
     assert window.session.recover(IndexDamaged("cannot read vocab.blob: no such file"))
     assert asked == [{}] and not any("damaged" in line for line in lines)
     assert not window.session.recover(ValueError("not an index problem"))
+
+
+def test_an_index_built_with_other_options_is_said_when_it_is_rebuilt(make_window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`ragdesk index --max-mb …` then the window (its Settings' limit): the window rebuilt in silence."""
+    from ragdesk.cli import main
+
+    folder = write_notes(tmp_path / "notes", {"a.md": "# A\n\napples\n", "big.md": "# Big\n\n" + "zebra " * 3000})
+    assert main(["index", str(folder), "--index-dir", str(tmp_path / "index"), "--max-mb", "0.01", "--no-dense"]) == 0
+    w = make_window()
+    lines: list[str] = []
+    w.session.status.connect(lambda line, _ms: lines.append(line))
+    with qtbot.waitSignal(w.library_loaded, timeout=20000):
+        w.open_folder(str(folder))
+    qtbot.waitUntil(lambda: not w.engine.building, timeout=20000)
+    assert (
+        "Rebuilt with this window's Settings: the index was built with other options (size limit 10.2 KB → 10 MB)"
+        in lines
+    )
+    assert "big.md" in w.library.note_paths  # rebuilt with the window's limit

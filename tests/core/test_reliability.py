@@ -232,9 +232,13 @@ def test_links_out_of_the_folder_are_not_followed(
     assert main(["index", str(folder), "--index-dir", str(index), "--follow-outside-links", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["skipped"] == [] and data["files"] == 9
-    assert _search_json(folder, index, "far away", capsys)["hits"] == []  # search's default settings skip them
-    assert main(["search", str(folder), "far away", "--index-dir", str(index), "--json", "--follow-outside-links"]) == 0
-    assert json.loads(capsys.readouterr().out)["hits"][0]["path"] == "x/far.md"
+    # A search without the option uses the index as it was built (issue 52); --no-… turns it off again.
+    assert _search_json(folder, index, "far away", capsys)["hits"][0]["path"] == "x/far.md"
+    off = ["--json", "--no-follow-outside-links"]
+    assert main(["search", str(folder), "far away", "--index-dir", str(index), *off]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["hits"] == []
+    assert "(follow outside links True → False): rebuilding it with those given" in out.err
 
 
 def _descendants(pid: int) -> set[int]:
