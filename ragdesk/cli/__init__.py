@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .commands import cmd_analyze, cmd_eval, cmd_index, cmd_prompt, cmd_search
 from .library import CliError, check_bm25
-from .parser import build_parser
+from .output import VisibleControls
+from .parser import parse
 
 SUBCOMMANDS = ("index", "search", "prompt", "analyze", "eval")
 
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..core.heap import share_one_heap
 
     share_one_heap()  # before any thread: `index` and `search` embed texts side by side (core/e5_onnx.py)
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     handlers = {
         "index": cmd_index,
         "search": cmd_search,
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     from ..core.store import IndexDamaged, IndexFolderRefused
     from ..core.walk import IgnoreFileUnreadable
 
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleControls(out), VisibleControls(err, keep="\t\n\r")  # \r: progress lines
     try:
         if hasattr(args, "k1"):
             check_bm25(args.k1, args.b)
@@ -49,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     except IndexDamaged as exc:
         print(f"ragdesk: error: {exc}; rebuild it with: ragdesk index FOLDER --verify", file=sys.stderr)
         return 2
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def _run_gui(argv: list[str]) -> int:

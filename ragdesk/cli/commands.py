@@ -17,6 +17,7 @@ from .library import (
     CliError,
     analyzer_config,
     index_settings,
+    notes_folder,
     open_library,
     resolve_mode,
     say_setting_changes,
@@ -46,9 +47,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from ..core.reader import IndexReader
     from ..core.store import IndexDamaged, IndexMissing
 
-    folder = Path(args.folder)
-    if not folder.is_dir():
-        raise CliError(f"notes folder not found: {args.folder}")
+    folder = notes_folder(args)
     damaged = None
     previous = None
     try:
@@ -197,7 +196,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         total += 1
         qid = None
         try:  # one bad line is one error line; the batch goes on
-            item = json.loads(line)
+            try:
+                item = json.loads(line)
+            except RecursionError:  # ended the whole batch with a traceback
+                raise ValueError("nested too deeply to read as a JSON line") from None
             if not isinstance(item, dict) or "query" not in item:
                 raise ValueError('expected {"id", "query"}')
             qid, query = item.get("id"), item["query"]
@@ -342,8 +344,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ..core import evaluate as ev
     from ..core.analyzers import ANALYZERS
 
-    if not Path(args.folder).is_dir():  # before the questions, which would be blamed for it
-        raise CliError(f"notes folder not found: {args.folder}")
+    notes_folder(args)  # before the questions, which would be blamed for it
     target = Path(args.questions)
     params = search_params(args)  # BM25 until the mode is resolved on the index
     rows: list[dict[str, Any]] = []

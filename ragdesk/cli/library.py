@@ -20,6 +20,17 @@ class CliError(RagdeskError):
 MAX_MB = 1 << 20  # --max-mb above this (a terabyte) is no limit anyone means: refused, as inf is
 
 
+def notes_folder(args: argparse.Namespace) -> Path:
+    """The notes folder given, checked: empty text (an unset variable) silently meant the current
+    folder, which was then indexed; a folder that is not there is one line."""
+    if not str(args.folder).strip():
+        raise CliError("the notes folder is empty text (an unset variable?): give a folder")
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise CliError(f"notes folder not found: {args.folder}")
+    return folder
+
+
 def index_settings(args: argparse.Namespace, built: Any = None) -> Any:
     """The settings a command indexes with: those the stored index was `built` with (the defaults for
     a folder never indexed), changed by each index option given on the command line."""
@@ -130,9 +141,7 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
     from ..core.reader import IndexReader
     from ..core.store import IndexDamaged, IndexMissing, is_storage_error
 
-    folder = Path(args.folder)
-    if not folder.is_dir():
-        raise CliError(f"notes folder not found: {args.folder}")
+    folder = notes_folder(args)
     previous = None
     try:
         previous = IndexReader.open(folder, args.index_dir)

@@ -127,7 +127,21 @@ def _add_embedder_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The command line's arguments. After `--`, words are the command's own (a query may start with
+    `-`) wherever its options stand: `search F -k 3 -- -rebase` failed, argparse having filled the
+    optional QUERY with nothing at F; the command's arguments are parsed intermixed then."""
+    commands: dict[str, argparse.ArgumentParser] = {}
+    parser = build_parser(commands)
+    if "--" in argv and argv[0] in commands and argv[1:2] != ["--"]:
+        args = commands[argv[0]].parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
+
+
+def build_parser(commands: dict[str, argparse.ArgumentParser] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command (`commands`, when given, receives each command's own)."""
     from ..core.params import DEFAULT_K, DEFAULT_PROMPT_K
 
     parser = argparse.ArgumentParser(
@@ -216,4 +230,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", choices=("analyzers", "chunks", "params"), default=None)
     p.add_argument("--budget-words", type=int, default=320, help="context budget of the chunks sweep (default: 320)")
     p.add_argument("--json", action="store_true")
+    if commands is not None:
+        commands.update(sub.choices)
     return parser

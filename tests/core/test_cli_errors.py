@@ -254,3 +254,57 @@ def test_verify_on_a_folder_never_indexed_says_nothing_is_damaged(
     assert main(["index", str(folder), "--index-dir", str(tmp_path / "idx"), "--verify", "--no-dense"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("built: 12 files, 12 chunks") and "damaged" not in out
+
+
+def test_a_deeply_nested_query_line_is_that_lines_error(built: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+    """One such line ended the whole batch with RecursionError's traceback (issue 52)."""
+    folder, index = built
+    queries = folder.parent / "deep.jsonl"
+    queries.write_text('{"id": 1, "query": ' + "[" * 100_000 + "]" * 100_000 + '}\n{"id": 2, "query": "pears"}\n')
+    assert main(["search", str(folder), "--queries", str(queries), "--index-dir", str(index)]) == 2
+    out = capsys.readouterr()
+    lines = [json.loads(line) for line in out.out.splitlines()]
+    assert lines[0] == {"id": None, "line": 1, "error": "nested too deeply to read as a JSON line"}
+    assert lines[1]["id"] == 2 and lines[1]["hits"]
+    assert out.err == "ragdesk: error: 1 of 2 queries failed (see their error lines)\n"
+
+
+def test_terminal_escapes_in_notes_are_shown_not_obeyed(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A note's `ESC]0;…BEL` retitled the terminal and `ESC[2J` cleared it when printed by search or prompt."""
+    folder = write_notes(tmp_path / "n", {"e.md": "# Esc\n\nhello \x1b]0;pwned\x07 world \x1b[2J cleared \x9b river\n"})
+    common = ["--index-dir", str(tmp_path / "idx")]
+    assert main(["search", str(folder), "river", *common]) == 0
+    searched = capsys.readouterr().out
+    assert main(["prompt", str(folder), "river", *common]) == 0
+    prompted = capsys.readouterr().out
+    for out in (searched, prompted):
+        assert "hello \\u001b]0;pwned\\u0007 world \\u001b[2J cleared \\u009b river" in out
+        assert not any(c in out for c in "\x1b\x07\x9b")
+    assert main(["search", str(folder), "river", "--json", *common]) == 0
+    out = capsys.readouterr().out
+    assert "hello \x1b]0;pwned\x07 world \x1b[2J cleared \x9b river" in json.loads(out)["hits"][0]["text"]
+    assert not any(c in out for c in "\x1b\x07\x9b")  # JSON as it is printed: escaped, read back exactly
+
+
+@pytest.mark.parametrize(
+    "command", [["index"], ["search", "", "pears"], ["prompt", "", "pears"], ["eval", "", "q.jsonl"]]
+)
+def test_a_notes_folder_given_as_empty_text_is_refused(tmp_path: Path, monkeypatch, capsys, command) -> None:  # type: ignore[no-untyped-def]
+    """It silently meant the current folder, which was then indexed."""
+    here = write_notes(tmp_path / "cwd", {"private.md": "# Mine\n\npears\n"})
+    monkeypatch.chdir(here)
+    argv = [*command, *([""] if command == ["index"] else []), "--index-dir", str(tmp_path / "idx")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == "ragdesk: error: the notes folder is empty text (an unset variable?): give a folder\n"
+    assert not (tmp_path / "idx").exists()
+
+
+def test_a_query_starting_with_a_dash_after_double_dash(built: tuple[Path, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+    """`search F -k 3 -- -pears` was refused ("unrecognized arguments"): argparse had filled QUERY at F."""
+    folder, index = built
+    assert main(["search", str(folder), "-k", "3", "--index-dir", str(index), "--json", "--", "-pears"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["query"] == "-pears" and len(data["hits"]) == 3
+    assert main(["prompt", str(folder), "-k", "2", "--index-dir", str(index), "--", "-pears"]) == 0
+    assert "Question: -pears" in capsys.readouterr().out
