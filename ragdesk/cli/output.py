@@ -7,12 +7,7 @@ import sys
 import time
 from typing import Any
 
-from ..core.paths import shown
-
-# Terminal control characters (C0 but tab and newline, DEL, C1): in a note's text, `ESC]0;…BEL` retitles
-# the terminal and `ESC[2J` clears it when `search` or `prompt` print it. Shown as backslash-u-00NN instead,
-# which inside a JSON string (ensure_ascii=False leaves DEL and C1 raw) reads back as the same character.
-_CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
+from ..core.paths import shown, visible_controls
 
 
 class VisibleControls:
@@ -21,10 +16,10 @@ class VisibleControls:
 
     def __init__(self, stream: Any, keep: str = "\t\n") -> None:
         self._stream = stream
-        self._table = {c: f"\\u{c:04x}" for c in _CONTROLS if chr(c) not in keep}  # JSON's spelling too
+        self._keep = keep
 
     def write(self, text: str) -> int:
-        return self._stream.write(text.translate(self._table))
+        return self._stream.write(visible_controls(text, self._keep))
 
     def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding… as the stream's
         return getattr(self._stream, name)
