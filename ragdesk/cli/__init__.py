@@ -6,12 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from .commands import cmd_analyze, cmd_eval, cmd_index, cmd_prompt, cmd_search
+from .commands import cmd_analyze, cmd_eval, cmd_index, cmd_mcp, cmd_prompt, cmd_search
 from .library import CliError, check_bm25
 from .output import VisibleControls
 from .parser import parse
 
-SUBCOMMANDS = ("index", "search", "prompt", "analyze", "eval")
+SUBCOMMANDS = ("index", "search", "prompt", "analyze", "eval", "mcp")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         "prompt": cmd_prompt,
         "analyze": cmd_analyze,
         "eval": cmd_eval,
+        "mcp": cmd_mcp,
     }
     if args.command is None:
         return _run_gui(argv)
@@ -36,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     from ..core.walk import IgnoreFileUnreadable
 
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = VisibleControls(out), VisibleControls(err, keep="\t\n\r")  # \r: progress lines
+    if args.command != "mcp":  # its stdout is the protocol's
+        sys.stdout, sys.stderr = VisibleControls(out), VisibleControls(err, keep="\t\n\r")  # \r: progress lines
     try:
         if hasattr(args, "k1"):
             check_bm25(args.k1, args.b)

@@ -1,4 +1,5 @@
-"""The headless commands: `index`, `search`, `prompt`, `analyze` and `eval`, each over the same core as the window."""
+"""The headless commands: `index`, `search`, `prompt`, `analyze`, `eval` and `mcp`, each over the same
+core as the window."""
 
 from __future__ import annotations
 
@@ -267,8 +268,7 @@ def _why_not(lib: Any, args: argparse.Namespace, params: Any, resolved: Any) -> 
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from ..core.excerpts import Excerpt
-    from ..core.prompt import PROMPT_GROUPS_NOTES, build_prompt
+    from ..core.prompt import prompt_from_search
 
     if args.k < 1:
         raise CliError("-k must be at least 1")
@@ -276,13 +276,15 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         raise CliError("--budget-tokens must be at least 1")
     lib = open_library(args, refresh=not args.no_refresh)
     resolved = resolve_mode(args, lib)
-    params = search_params(args, resolved.mode, k=args.k * 3)
-    if args.group is None:
-        params = replace(params, group=PROMPT_GROUPS_NOTES)
-    result = lib.search(args.question, params, explain=False, resolved=resolved)
-    excerpts = [Excerpt.of(h) for h in result.hits]
-    prompt = build_prompt(
-        args.question, excerpts, k=args.k, budget_tokens=args.budget_tokens, order=args.order, fmt=args.format
+    prompt, result = prompt_from_search(
+        lib,
+        args.question,
+        search_params(args, resolved.mode),
+        resolved,
+        k=args.k,
+        budget_tokens=args.budget_tokens,
+        order=args.order,
+        fmt=args.format,
     )
     text = prompt.for_copy(args.allow_secrets)
     if args.json:
@@ -386,3 +388,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for p in problems:
         print(f"warning: question {p.question.id}: {p.error}", file=sys.stderr)
     return print_rows(rows, args.json, f"{len(questions)} questions")
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from ..core.assistant import Refused
+    from .mcp_server import serve
+
+    folders = args.folders or _last_folder()
+    if not folders:
+        raise CliError("give a notes folder to serve (the window has not opened one yet)")
+    if any(not str(f).strip() for f in folders):
+        raise CliError("the notes folder is empty text (an unset variable?): give a folder")
+    try:
+        return serve(folders, args.index_dir, args.embedder)
+    except Refused as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _last_folder() -> list[str]:
+    """The folder the window opened last (its settings file), when there is one."""
+    try:
+        from ..app.settings import AppSettings
+    except ImportError:  # the window's binding is missing: no settings to read
+        return []
+    last = AppSettings().last_folder
+    return [last] if last and Path(last).is_dir() else []

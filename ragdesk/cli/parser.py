@@ -155,7 +155,7 @@ def build_parser(commands: dict[str, argparse.ArgumentParser] | None = None) -> 
     parser.add_argument(
         "--version", action="version", version=f"ragdesk {__version__} (ranking: {kernel}, text: {text})"
     )
-    sub = parser.add_subparsers(dest="command", metavar="{index,search,prompt,analyze,eval}")
+    sub = parser.add_subparsers(dest="command", metavar="{index,search,prompt,analyze,eval,mcp}")
 
     p = sub.add_parser("index", help="build or update the index of a notes folder")
     p.add_argument("folder")
@@ -230,6 +230,16 @@ def build_parser(commands: dict[str, argparse.ArgumentParser] | None = None) -> 
     p.add_argument("--sweep", choices=("analyzers", "chunks", "params"), default=None)
     p.add_argument("--budget-words", type=int, default=320, help="context budget of the chunks sweep (default: 320)")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser(
+        "mcp",
+        help="serve the notes to a chat assistant (a local MCP server on stdio; see docs/assistants.md)",
+        description="A Model Context Protocol server on stdin/stdout with five read-only tools: search_notes, "
+        "read_note, list_notes, build_prompt, why_not. Without FOLDER: the folder the window opened last.",
+    )
+    p.add_argument("folders", nargs="*", metavar="FOLDER")
+    p.add_argument("--index-dir", help="where the index lives (one folder only; default: the window's cache)")
+    _add_embedder_option(p)
     if commands is not None:
         commands.update(sub.choices)
     return parser

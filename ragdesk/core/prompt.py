@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .excerpts import TOKEN_ESTIMATOR, Excerpt, absorbed, estimate_tokens, format_excerpt
 from .injection import Finding, strip_invisible
+from .params import DEFAULT_PROMPT_K, SearchParams
 from .secrets import Secret, find_secrets, redact
 
 DEFAULT_INSTRUCTIONS = (
@@ -286,3 +288,16 @@ def build_prompt(
         dropped_tokens=[t for _, t in left_out],
         frame_tokens=frame,
     )
+
+
+def prompt_from_search(
+    lib: Any, question: str, params: SearchParams, resolved: Any, k: int = DEFAULT_PROMPT_K, **options: Any
+) -> tuple[Prompt, Any]:
+    """The prompt for `question` as the window's Copy, `ragdesk prompt` and the assistant's build_prompt
+    make it: every chunk in its place in the ranking (PROMPT_GROUPS_NOTES, unless `params.group` says),
+    three times `k` results offered, the top `k` (and `options`: budget_tokens, order, fmt) taken.
+    Returns the prompt and the search it came from."""
+    if params.group is None:
+        params = replace(params, group=PROMPT_GROUPS_NOTES)
+    result = lib.search(question, replace(params, k=k * 3), explain=False, resolved=resolved)
+    return build_prompt(question, [Excerpt.of(h) for h in result.hits], k=k, **options), result
