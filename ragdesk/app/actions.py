@@ -104,6 +104,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Reveal the selected note in its folder",
     ),
     ActionSpec("&Help", "&Keyboard Shortcuts", "dialogs.show_shortcuts", "F1", "shortcutsAction", "This list"),
+    ActionSpec("&Help", "&Connect an Assistant…", "dialogs.show_connect_assistant", None, "connectAssistantAction", ""),
     ActionSpec("&Help", "&About ragdesk", "dialogs.show_about", None, "aboutAction", ""),
 )
 

@@ -1,5 +1,6 @@
 """The window's dialogs, opened with what each needs and applied when they are accepted: settings,
-prompt instructions, the index report, evaluation, why-not, about and the shortcut help."""
+prompt instructions, the index report, evaluation, why-not, connecting an assistant, about and the
+shortcut help."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from ..core.params import IndexSettings, SearchParams
 from .actions import shortcuts_html
+from .assistant_dialog import ConnectAssistantDialog
 from .dialogs import AboutDialog, InstructionsDialog, SettingsDialog
 from .evaluate import EvaluateDialog
 from .report_dialog import IndexReportDialog
@@ -102,6 +104,14 @@ class DialogLauncher(QObject):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         dialog.filter_edit.setFocus()
+        return dialog
+
+    def show_connect_assistant(self) -> ConnectAssistantDialog:
+        """Help › Connect an assistant…: the configuration that serves the open folder (`ragdesk mcp`)."""
+        window = self.window
+        dialog = ConnectAssistantDialog(window.folder or "NOTES-FOLDER", window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
         return dialog
 
     def show_about(self) -> None:
