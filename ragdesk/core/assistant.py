@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from . import dense
 from .analyzers import AnalyzerConfig
 from .build import build_index
 from .errors import BuildCancelled, NotIndexed, RagdeskError
@@ -78,6 +79,7 @@ class NotesDesk:
                 label, n = f"{path.name}-{n}", n + 1
             self.served.append(Served(path, label, index_dir))
         self.embedder = embedder
+        self._models: dict[str | None, Any] = {}
 
     # ---- the index ----------------------------------------------------------------------------
     def current(self, served: Served) -> IndexReader:
@@ -117,7 +119,13 @@ class NotesDesk:
 
     def resolved(self, lib: IndexReader) -> Any:
         """The mode a search runs in, as the window's: auto over whatever is embedded so far."""
-        return resolve(lib, AUTO, self.embedder, partial=True)
+        return resolve(lib, AUTO, self.embedder, partial=True, load=self._model)
+
+    def _model(self, spec: str | None) -> Any:
+        """The meaning model, loaded once (0.5 s each time) and kept, as the window's search worker does."""
+        if spec not in self._models:
+            self._models[spec] = dense.load_embedder(spec)
+        return self._models[spec]
 
     def _shown_path(self, served: Served, path: str) -> str:
         return shown(path) if len(self.served) == 1 else f"{served.label}/{shown(path)}"
