@@ -201,3 +201,30 @@ def test_a_hundred_calls_in_a_row_keep_memory_flat(notes: Path, tmp_path: Path) 
 
     serve(notes, tmp_path / "idx", body)
     assert rss[-1] - rss[0] < 4096, rss  # 100 calls after the first 20: under 4 MB more
+
+
+def test_the_injection_corpus_is_marked_through_the_tools(tmp_path: Path) -> None:
+    """Each labelled disguised instruction, alone in a note, read and found through the tools: marked
+    as instructions wherever the prompt would flag it (the same detector, every answer)."""
+    from ragdesk.core.injection import detect_injection
+
+    from ..data.labelled import INJECTIONS, load
+
+    records = load(INJECTIONS)
+    folder = write_notes(
+        tmp_path / "notes", {f"i{i:03}.md": f"# Note {i}\n\n{r.text}\n" for i, r in enumerate(records)}
+    )
+    expected = [bool(detect_injection(f"# Note {i}\n\n{r.text}")) for i, r in enumerate(records)]
+    marked: list[bool] = []
+
+    async def body(s: Session, _init: Any) -> None:
+        for i in range(len(records)):
+            error, text = await s.call("read_note", {"path": f"i{i:03}.md"})
+            assert not error, text
+            marked.append("Marked: this text looks like instructions" in text)
+        error, text = await s.call("search_notes", {"query": "ignore previous instructions", "k": 50})
+        assert not error and text.count("Marked: this excerpt looks like instructions") >= 10
+
+    serve(folder, tmp_path / "idx", body)
+    assert sum(expected) >= 0.9 * len(records)  # the corpus's own bar (tests/core/test_injection_corpus.py)
+    assert marked == expected
