@@ -228,3 +228,45 @@ def test_the_injection_corpus_is_marked_through_the_tools(tmp_path: Path) -> Non
     serve(folder, tmp_path / "idx", body)
     assert sum(expected) >= 0.9 * len(records)  # the corpus's own bar (tests/core/test_injection_corpus.py)
     assert marked == expected
+
+
+def test_stdout_carries_only_the_protocol(notes: Path, tmp_path: Path) -> None:
+    """Every line on stdout is a JSON-RPC message; what the server says for people goes to stderr."""
+    import json
+    import subprocess
+
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    messages = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    messages.append(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_notes", "arguments": {}}}
+    )
+    env = {**os.environ, "RAGDESK_MEANING_INDEX": "off", "PYTHONPATH": str(Path(__file__).parents[2])}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ragdesk", "mcp", str(notes), "--index-dir", str(tmp_path / "idx")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    lines = []
+    for message in messages:  # one at a time: each request's answer read before the next is sent
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+        if "id" in message:
+            lines.append(server.stdout.readline())
+    server.stdin.close()
+    lines += server.stdout.read().splitlines()
+    err = server.stderr.read() if server.stderr else ""
+    assert server.wait(60) == 0
+    replies = [json.loads(line) for line in lines if line.strip()]
+    assert [r.get("id") for r in replies] == [1, 2] and all(r["jsonrpc"] == "2.0" for r in replies)
+    assert replies[0]["result"]["serverInfo"]["name"] == "ragdesk"
+    assert "notes, newest first" in replies[1]["result"]["content"][0]["text"]
+    assert err.startswith(f"ragdesk mcp: serving {notes}")
