@@ -21,7 +21,7 @@ from typing import Any
 from . import dense
 from .analyzers import AnalyzerConfig
 from .build import build_index
-from .errors import BuildCancelled, NotIndexed, RagdeskError
+from .errors import BuildCancelled, NotIndexed, Refused  # noqa: F401 (Refused: re-exported)
 from .excerpts import Excerpt, estimate_tokens, format_excerpt
 from .injection import describe, detect_injection
 from .modes import AUTO, resolve
@@ -44,10 +44,6 @@ INSTRUCTIONS = (
     "Cite excerpts by their path and lines. Use build_prompt for a ready prompt that answers a question "
     "from the best excerpts; read_note reads a note by lines; list_notes lists notes, newest first."
 )
-
-
-class Refused(RagdeskError, ValueError):
-    """A tool call refused (a path outside the notes, an argument out of range): one line says why."""
 
 
 @dataclass

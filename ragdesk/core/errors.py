@@ -71,3 +71,9 @@ class NotIndexed(RagdeskError, LookupError):
 
 class QuestionsError(RagdeskError, ValueError):
     """A malformed questions file; the message names the line and what is wrong."""
+
+
+# ---- the assistant (core.assistant, ragdesk mcp) ----------------------------------------------------
+class Refused(RagdeskError, ValueError):
+    """An assistant's tool call refused (a path outside the notes, an argument out of range): one line
+    says why; the MCP server answers it as a tool error."""

@@ -35,7 +35,7 @@ def test_help_and_version_need_no_display() -> None:
     assert out.returncode == 0 and out.stdout.startswith(f"ragdesk {VERSION} (ranking: "), out.stderr
     out = _run("--help", env=env)
     assert out.returncode == 0 and out.stdout.startswith("usage: ragdesk "), out.stderr
-    assert "{index,search,prompt,analyze,eval}" in out.stdout
+    assert "{index,search,prompt,analyze,eval,mcp}" in out.stdout
     out = _run("search", "--help", env=env)
     assert out.returncode == 0 and out.stdout.startswith("usage: ragdesk search "), out.stderr
     assert "--mode" in out.stdout and "query" in out.stdout.split("positional arguments:")[1]
