@@ -23,6 +23,7 @@ from .analyzers import AnalyzerConfig
 from .build import build_index
 from .errors import BuildCancelled, NotIndexed, Refused  # noqa: F401 (Refused: re-exported)
 from .excerpts import Excerpt, estimate_tokens, format_excerpt
+from .hidden import strip_hidden
 from .injection import describe, detect_injection
 from .modes import AUTO, resolve
 from .params import DEFAULT_K, DEFAULT_PROMPT_K, SearchParams
@@ -331,6 +332,4 @@ def _redacted(text: str) -> str:
 def _outgoing(text: str, scrub: Scrubber) -> str:
     """What leaves for the assistant: the question's secrets redacted wherever they are echoed, control
     characters shown, and hidden characters removed (excerpts lost theirs when quoted)."""
-    from .injection import strip_invisible
-
-    return visible_controls(strip_invisible(scrub.text(text)))
+    return visible_controls(strip_hidden(scrub.text(text)))

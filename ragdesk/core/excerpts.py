@@ -14,7 +14,8 @@ from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
 from .chunking import HEADING_SEP
-from .injection import Finding, detect_injection, strip_invisible
+from .hidden import escape_hidden, strip_hidden
+from .injection import Finding, detect_injection
 from .paths import shown
 
 TOKEN_ESTIMATOR = "estimate: ~4 characters per token for English, fewer for accented, Cyrillic and CJK text"
@@ -103,7 +104,9 @@ class Excerpt:
     def source(self) -> str:
         """Path and heading trail on one line: a line break or control character in a file name
         cannot start a line of the prompt outside the quoted excerpt."""
-        return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in self._raw_source)
+        kept = "\u200c\u200d"  # joiners a script or an emoji needs (escape_hidden shows the others)
+        source = escape_hidden(self._raw_source)
+        return "".join(ch if ch.isprintable() or ch in kept else f"\\x{ord(ch):02x}" for ch in source)
 
     @property
     def _raw_source(self) -> str:
@@ -126,7 +129,7 @@ def format_excerpt(
 ) -> str:
     """One excerpt: Markdown (a numbered header, every line quoted with "> ") or XML (an <excerpt>
     element, text escaped). `text` and `source` replace the excerpt's own (a redacted copy)."""
-    body = strip_invisible(excerpt.text if text is None else text).strip("\n")
+    body = strip_hidden(excerpt.text if text is None else text).strip("\n")
     source = excerpt.source if source is None else source
     if fmt == "xml":
         where = (

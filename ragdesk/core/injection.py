@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
 
+from .hidden import AS_SPACE
 from .injection_rules import PATTERNS
 
 
@@ -44,21 +45,9 @@ _COMPILED = [
 ]
 
 _TAGS = range(0xE0000, 0xE0080)  # Unicode tag characters: invisible; E0020-E007E spell ASCII ("smuggling")
-_AS_SPACE = "\u3164\u115f\u1160\uffa0"  # Hangul fillers: blank, but letters to a regular expression
 _DROPPED = "\u034f"  # combining grapheme joiner: invisible, not a format character
-_INVISIBLE = re.compile("[\U000e0000-\U000e007f\u034f\u200b\u2060-\u2064\ufeff\u180e]")
 # A word split to hide it: "ig-nore" (a hyphen between letters), "i g n o r e" (letters spaced out).
 _SPLIT = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])|(?:(?<!\S)[^\W\d_] )+[^\W\d_](?!\S)")
-
-
-def strip_invisible(text: str) -> str:
-    """`text` without the characters that hide words from a person but not from a model (tag
-    characters, zero-width spaces, word joiners, the combining grapheme joiner); Hangul fillers
-    become spaces. What goes into a prompt (the prompt shows what the model reads)."""
-    if text.isascii():
-        return text
-    out = _INVISIBLE.sub("", text)
-    return out.translate({ord(c): " " for c in _AS_SPACE})
 
 
 @lru_cache(maxsize=1)
@@ -99,7 +88,7 @@ def _hidden_chars() -> re.Pattern[str]:
     """Every character a view drops or changes: format characters (category Cf: zero-width spaces,
     bidi marks, tag characters), the grapheme joiner, Hangul fillers."""
     cf = [chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "Cf"]
-    extra = _DROPPED + _AS_SPACE + "".join(map(chr, range(0xE0000, 0xE0080))) + "\U000110bd\U000110cd"
+    extra = _DROPPED + AS_SPACE + "".join(map(chr, range(0xE0000, 0xE0080))) + "\U000110bd\U000110cd"
     return re.compile("[" + re.escape("".join(cf) + extra) + "]")
 
 
@@ -119,7 +108,7 @@ def _base_views(text: str) -> list[View]:
                 hidden.append(chr(cp - 0xE0000))
                 hidden_where.append(i)
             continue
-        if ch in _AS_SPACE:
+        if ch in AS_SPACE:
             norm = " "
         elif ch in _DROPPED or unicodedata.category(ch) == "Cf":
             continue

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .excerpts import TOKEN_ESTIMATOR, Excerpt, absorbed, estimate_tokens, format_excerpt
-from .injection import Finding, strip_invisible
+from .hidden import strip_hidden
+from .injection import Finding
 from .params import DEFAULT_PROMPT_K, SearchParams
 from .secrets import Secret, find_secrets, redact
 
@@ -247,7 +248,7 @@ def build_prompt(
     flagged = []
     found: list[tuple[int, Secret]] = []
     for i, ex in enumerate(ordered, start=1):
-        body = strip_invisible(ex.text).strip("\n")  # as format_excerpt quotes it: secrets' lines are its lines
+        body = strip_hidden(ex.text).strip("\n")  # as format_excerpt quotes it: secrets' lines are its lines
         parts.append(format_excerpt(i, ex, fmt, body))
         secrets, in_source = find_secrets(body), find_secrets(ex.source)
         found += [(i, replace(s, line=0)) for s in in_source] + [(i, s) for s in secrets]
@@ -266,7 +267,7 @@ def build_prompt(
         )
         parts.append(empty)
         clean.append(empty)
-    question = strip_invisible(question).strip()
+    question = strip_hidden(question).strip()
     tail = ([closing] if closing else []) + [f"Question: {question}"]
     in_question = find_secrets(question)
     found = [(0, s) for s in in_question] + found
