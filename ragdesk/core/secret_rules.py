@@ -194,9 +194,10 @@ KEYWORDS = (
     "klíč", "klic", "ключ", "schlüssel", "schluessel", "geheim",
 )  # fmt: skip
 NAME_CHAR = re.compile(r"[\w.\-$]")
-# After a name: up to three words ("Пароль від адмінки"), a separator, the value.
+# After a name: up to three words ("Пароль від адмінки"), a separator, the value. Separators of every
+# language people paste into notes: = : => and Go's :=, make's ?= += ::= :::=.
 ASSIGNMENT_TAIL = re.compile(
-    r"(?P<words>(?:[ \t]+[^\W_][\w'’.\-]{0,29}){0,3}?)[ \t]*[\"'`]?[ \t]*\**[ \t]*(?P<sep>:=|=>|[:=：])(?!//|=|:)"
+    r"(?P<words>(?:[ \t]+[^\W_][\w'’.\-]{0,29}){0,3}?)[ \t]*[\"'`]?[ \t]*\**[ \t]*(?P<sep>:{1,3}=|[?+]=|=>|[:=：])(?!//|=|:)"
     r"[ \t]*\**[ \t]*(?P<value>\"[^\"\n]+\"|'[^'\n]+'|`[^`\n]+`|[^\s\"'`|][^\s|]*)"
 )
 # Names that may stand alone in prose before their value (a bare "key" or "token" needs a qualifier).
@@ -265,8 +266,12 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
 _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
     ("connection string with a password", "://",
      r"\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@'\"<>]{0,64}:((?!\d+/)[^\s'\"<>]{1,128}?)@(?=[^\s/@]*[\w\]])(?![^\s/@]*@)", "u", 1),
+    # curl's -u user:password, the password quoted or not, the options over continued lines (\ then a
+    # line break); a user alone before the colon is an API key used as the user name (Stripe, Mailgun).
     ("password on a command line",
-     "-u|--user", r"\b(?:curl|wget|http|https|xh|httpie)\b[^\n]*?\s(?:-u|--user)[ \t=]+['\"]?[^\s:'\"]*:([^\s'\"]+)", "", 1),
+     "-u|--user", r"\b(?:curl|wget|http|https|xh|httpie)\b(?:[^\n]|\\\n)*?\s(?:-u|--user)[ \t=]+['\"]?[^\s:'\"]*:['\"]?([^\s'\"]+)", "", 1),
+    ("password on a command line",
+     "-u|--user", r"\b(?:curl|wget|http|https|xh|httpie)\b(?:[^\n]|\\\n)*?\s(?:-u|--user)[ \t=]+['\"]?([^\s:'\"]{12,}):['\"]?(?=[\s'\"]|$)", "c", 1),
     ("password on a command line", "mysql", r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p([^\s\-'\"][^\s'\"]*)", "p", 1),
     ("password on a command line", "sshpass", r"\bsshpass\s+-p\s*['\"]?([^\s'\"]+)", "p", 1),
     ("password on a command line", "redis-cli", r"\bredis-cli\b[^\n]*?[ \t]-a[ \t]+['\"]?([^\s'\"-][^\s'\"]*)", "p", 1),

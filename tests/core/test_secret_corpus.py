@@ -43,8 +43,8 @@ def test_recall_on_the_labelled_credentials() -> None:
 
 # gitleaks' own true positives (tests/data/secrets/scanners/gitleaks.txt): written outside this project, their
 # held-out third never looked at while writing rules. The published figures (README, docs/reliability.md):
-SCANNER_HELD_OUT = 60 / 84
-SCANNER_DEV = 161 / 221
+SCANNER_HELD_OUT = 61 / 84
+SCANNER_DEV = 167 / 221
 
 
 def test_recall_on_gitleaks_own_true_positives() -> None:

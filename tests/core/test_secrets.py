@@ -37,6 +37,14 @@ KEY_BLOCK = (
         ('"client_secret": "9f8e7d6c5b4a3f2e"', "password or secret", "9f8e7d6c5b4a3f2e"),
         ("heslo = tajneHeslo123", "password or secret", "tajneHeslo123"),
         ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "Stripe key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+        # separators of other languages: Go's :=, make's ?= and ::= (issue 59; gitleaks' cases use them)
+        ('DEPLOY_TOKEN ?= "tZ7wQ1mK9xL2pR8v"', "password or secret", "tZ7wQ1mK9xL2pR8v"),
+        ('dbPassword := "Xq7!bR2mP9"', "password or secret", "Xq7!bR2mP9"),
+        ("API_SECRET ::= 9vLq2Wm7Xz4Rt8Kp", "password or secret", "9vLq2Wm7Xz4Rt8Kp"),
+        # curl's -u: the password quoted, over a continued line, or an API key as the user name
+        ("curl --user ops:'pK8#wq3Lm2vZ' https://x", "password on a command line", "pK8#wq3Lm2vZ"),
+        ("curl https://x.io/v1 \\\n  -u alice:Tr9qLm2xVb4 -d x", "password on a command line", "Tr9qLm2xVb4"),
+        ('curl -u "rk9fQ2mZ7xLp4W8vT1:" https://api.example.com', "password on a command line", "rk9fQ2mZ7xLp4W8vT1"),
     ],
 )
 def test_secret_kinds_found(text: str, kind: str, secret: str) -> None:
@@ -56,6 +64,8 @@ def test_secret_kinds_found(text: str, kind: str, secret: str) -> None:
         "commit 3f2a9c1d4e5b6a7f8e9d0c1b2a3f4e5d6c7b8a9f fixed it",
         "Set the token in Settings › Tokens; the bearer token is never logged.",
         "https://user@example.com/path and ssh://git@github.com:repo.git",
+        "CFLAGS += -O2 -Wall\nVERSION ?= 1.2.3\nPASSWORD_LENGTH ?= 16\nSECRET_NAME := my-app-secret",
+        'curl -u "$USER:$PASS" https://x; curl -u alice: https://x; curl -u username:password https://x',
     ],
 )
 def test_ordinary_text_is_not_a_secret(text: str) -> None:
