@@ -80,8 +80,8 @@ PLACEHOLDER = re.compile(
     r"(?:\*{3,}.*|\*[A-Za-z]+|[•…\[<{].*|\^\w+\^.*|[xX.#_-]{3,}.*|.*(?:\.\.\.|…|\}\})|.*(?:\$\(|\$\{|\{\{|%\().*|"
     r"\$(?![\w]*\d[A-Za-z])[A-Za-z_]\w*(?:(?:->|\.|::|:)\w+)*(?:[(\[].*)?|%[A-Za-z_]+%.*|"
     r"`[^`]* [^`]*`|![A-Za-z]+(?:\s.*)?|@\w+|:[a-z_]+|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|\d{4}-\d{2}-\d{2}.*|"
-    r"(?-i:[a-z_-]*(?:password|passwort|passwd|pass|secret|heslo|token|postgres|mysql)\d*)|"
-    r"(?-i:(?:[A-Z][a-z]+)*(?:Password|Passwort|Secret|Token|Heslo)\d*)|"
+    r"(?-i:[a-z_-]*(?:password|passwort|passwd|pass|secret|heslo|token|postgres|mysql))|"
+    r"(?-i:(?:[A-Z][a-z]+)*(?:Password|Passwort|Secret|Token|Heslo))|"
     r"(?:your|example|sample|dummy|placeholder|changeme|change_me|redacted)\w*(?:[-_.]\w+)*|"
     r"(?:insert|enter|put|replace)[-_.]\w+(?:[-_.]\w+)*|"
     r"(?:my|the|some|a|an|secret|secrets|password|passw0rd|passwd|pass|pwd|token|key|none|null|nil|true|false|yes|"
@@ -89,7 +89,7 @@ PLACEHOLDER = re.compile(
     r"default|generated|random|env|value|foo|bar|baz|test|demo|fake|xyz|abc|asdf|qwerty|admin|root|guest|"
     r"user|username|letmein|welcome|mysecret|supersecret|sensitive|confidential|encrypted|masked|omitted|"
     r"here|same|above|below|blank|unknown|unset|auto|prompt|ask|postgres|mysql|mariadb|redis|rabbitmq|docker)"
-    r"(?:[-_.]\w*)*\d{0,4}|[a-z]{1,3}\d?)",
+    r"|[a-z]{1,3}\d?)",
     re.IGNORECASE,
 )
 # Leetspeak spellings of the words every tutorial uses as a password ("P@ssW0rD!", "$ecret"): placeholders.

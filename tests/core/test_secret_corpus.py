@@ -15,7 +15,8 @@ from ..data.labelled import SECRETS, load, regenerated
 
 RECORDS = load(SECRETS)
 RECALL = 0.99  # issue #36: recall >= 0.99 on the positives
-FLAG_RATE = 0.0002  # ... with at most 0.02% of ../shared/data's chunks flagged
+FLAG_RATE = 0.0003  # ... with at most 0.03% of ../shared/data's chunks flagged (issue 59: tutorials'
+# password123 and beruska92 count as the passwords people choose; placeholders must be unmistakable)
 
 
 def test_the_corpus_is_what_its_generator_writes(tmp_path: Path) -> None:
@@ -44,7 +45,7 @@ def test_recall_on_the_labelled_credentials() -> None:
 # gitleaks' own true positives (tests/data/secrets/scanners/gitleaks.txt): written outside this project, their
 # held-out third never looked at while writing rules. The published figures (README, docs/reliability.md):
 SCANNER_HELD_OUT = 61 / 84
-SCANNER_DEV = 167 / 221
+SCANNER_DEV = 169 / 221
 
 
 def test_recall_on_gitleaks_own_true_positives() -> None:

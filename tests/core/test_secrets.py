@@ -45,6 +45,10 @@ KEY_BLOCK = (
         ("curl --user ops:'pK8#wq3Lm2vZ' https://x", "password on a command line", "pK8#wq3Lm2vZ"),
         ("curl https://x.io/v1 \\\n  -u alice:Tr9qLm2xVb4 -d x", "password on a command line", "Tr9qLm2xVb4"),
         ('curl -u "rk9fQ2mZ7xLp4W8vT1:" https://api.example.com', "password on a command line", "rk9fQ2mZ7xLp4W8vT1"),
+        # a value a person would choose is no template, even when it starts with a tutorial's word
+        ("DB_PASSWORD=admin-2024!", "password or secret", "admin-2024!"),
+        ("password: welcome_2025", "password or secret", "welcome_2025"),
+        ('<add key="ClearTextPassword" value="CleartextPassword1" />', "password or secret", "CleartextPassword1"),
     ],
 )
 def test_secret_kinds_found(text: str, kind: str, secret: str) -> None:
