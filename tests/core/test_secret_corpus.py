@@ -44,8 +44,8 @@ def test_recall_on_the_labelled_credentials() -> None:
 
 # gitleaks' own true positives (tests/data/secrets/scanners/gitleaks.txt): written outside this project, their
 # held-out third never looked at while writing rules. The published figures (README, docs/reliability.md):
-SCANNER_HELD_OUT = 61 / 84
-SCANNER_DEV = 169 / 221
+SCANNER_HELD_OUT = 63 / 84
+SCANNER_DEV = 180 / 221
 
 
 def test_recall_on_gitleaks_own_true_positives() -> None:

@@ -19,6 +19,44 @@ KEY_BLOCK = (
 )
 
 
+# Formats the gitleaks measurement named (issue 59): a random value of each vendor's shape, bare in prose.
+NEW_FORMATS = {
+    "Sourcegraph token": (
+        "sgp_72e04900fcf95a53_3b1a9216228923a4c02e97ac941ceb8b44f67f7d"
+    ),
+    "Perplexity key": (
+        "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"
+    ),
+    "Facebook token": (
+        "EAAtEVUf6Fk4ooDMh1g0VuAT7xaoh9wcoNcv1SqAvAaUKTW10TobpabsiqNZloj3gXePkNRIM9J9tdVWpkTEOUUgL9"
+        "jtRQFVaDFjobnQBl6TlwAGXHEtk24VkHK"
+    ),
+    "1Password secret key": (
+        "A3-8OAQA5-SNWGOYKZB9Z-PY4KB-QR3RP-EQ2HT"
+    ),
+    "AWS Bedrock key": (
+        "ABSKpySEWs7gQvFk+5dF9o5Y8j02Re91FQ9yGkdgbwraF1N2qeVuVu2/5b8TqtLNY37ilYH2dcvGwwMzDV4dVCGAZN"
+        "t2/ozcjPLJBpQzg+yVKgnCaHHCK38Nj9Yw9QPvlrvTG07X="
+    ),
+    "Fly.io token": (
+        "FlyV1 fm2_+nnbZUuVoPCN8fs1ZGfrbbnsYWrzsVjHnIFyaj/l+Jz0Eg+Z3e3sPLII1v0q/+Z57TC23vnknsxVsmAz"
+        "wyRCq3n1sBI7sGVp/6Q7X00jQ9w0NSE5vCwnY+Cz6aGmX53KMOhAH43CexoI"
+    ),
+    "Cloudflare key": (
+        "v1.0-84e9b2f4203adc77a1aaf782-60d9ee7badcfba3349c11a55892bce50825b189c510b70dfca8fc7b5930d"
+        "6a71776b90a048da94eda6d31d07865bdc75b18b15094aa593e75d9b20513ed1007f35f1c826735e743804"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NEW_FORMATS))
+def test_formats_found_bare_in_prose(kind: str) -> None:
+    value = NEW_FORMATS[kind]
+    text = f"the one we use is {value} for now"
+    (found,) = find_secrets(text)
+    assert found.kind == kind and text[found.start : found.end] == value
+
+
 @pytest.mark.parametrize(
     ("text", "kind", "secret"),
     [
