@@ -11,7 +11,7 @@ import pytest
 
 from ragdesk.core.secrets import find_secrets, redact
 
-from ..data.labelled import SECRETS, load, regenerated
+from ..data.labelled import SCANNERS, SECRETS, load, regenerated
 
 RECORDS = load(SECRETS)
 RECALL = 0.99  # issue #36: recall >= 0.99 on the positives
@@ -49,9 +49,12 @@ SCANNER_DEV = 180 / 221
 
 
 def test_recall_on_gitleaks_own_true_positives() -> None:
-    from tests.benchmarks.scanner_recall import recall
-
-    (dev, dev_n), (held, held_n) = recall()["dev"], recall()["held-out"]
+    """As tests/benchmarks/scanner_recall.py counts: a record is found when something in it is redacted."""
+    parts: dict[str, list[int]] = {"dev": [0, 0], "held-out": [0, 0]}
+    for r in load(SCANNERS):
+        parts[r.lang][0] += bool(find_secrets(r.text))
+        parts[r.lang][1] += 1
+    (dev, dev_n), (held, held_n) = parts["dev"], parts["held-out"]
     assert (dev_n, held_n) == (221, 84)
     assert held / held_n >= SCANNER_HELD_OUT and dev / dev_n >= SCANNER_DEV
 
