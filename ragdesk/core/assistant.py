@@ -30,7 +30,7 @@ from .params import DEFAULT_K, DEFAULT_PROMPT_K, SearchParams
 from .paths import shown, visible_controls
 from .prompt import FORMATS, prompt_from_search
 from .reader import IndexReader
-from .secrets import Scrubber, find_secrets, redact
+from .secrets import Scrubber, redact
 from .store import IndexDamaged, is_storage_error
 
 ANSWER_TOKENS = 20_000  # an answer's bound: Claude Code cuts a tool's answer near 25,000 tokens
@@ -192,7 +192,7 @@ class NotesDesk:
 
     def _hit_block(self, n: int, served: Served, hit: Any, mode: str) -> str:
         excerpt = replace(Excerpt.of(hit), path=self._shown_path(served, hit.path))
-        body, source = _redacted(excerpt.text), _redacted(excerpt.source)
+        body, source = redact(excerpt.text), redact(excerpt.source)
         by_word: dict[str, float] = {}
         for r in hit.explain:  # each analyzer's terms (words, stems, trigrams) summed per query word
             for w in r.words or (r.term,):
@@ -230,7 +230,7 @@ class NotesDesk:
             used += cost
         text = "\n".join(chosen)
         head = f"{self._shown_path(served, lib.note_paths[note])}, lines {first}–{last} of {len(lines)}"
-        out = [head, "\n".join(("> " + line).rstrip() for line in _redacted(text).split("\n"))]
+        out = [head, "\n".join(("> " + line).rstrip() for line in redact(text).split("\n"))]
         if last < len(lines):
             out.append(f"[lines {last + 1}–{len(lines)} not shown: read_note with start_line={last + 1}]")
         findings = detect_injection(text)
@@ -321,12 +321,6 @@ def _question(text: Any, name: str) -> str:
     except UnicodeEncodeError:
         raise Refused(f"{name} is not valid Unicode text") from None
     return text
-
-
-def _redacted(text: str) -> str:
-    """`text` with its secrets replaced ([REDACTED kind]), judged on the text as the note has it."""
-    found = find_secrets(text)
-    return redact(text, found) if found else text
 
 
 def _outgoing(text: str, scrub: Scrubber) -> str:
