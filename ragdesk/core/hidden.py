@@ -10,6 +10,7 @@ inside an emoji tag sequence (the flags of England, Scotland, Wales). Hangul fil
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # class -> the characters (a regular expression's character class), as a person would name them
 HIDDEN: dict[str, str] = {
@@ -81,12 +82,17 @@ def hidden_class(ch: str) -> str | None:
     return next((name for name, chars in HIDDEN.items() if re.fullmatch(f"[{chars}]", ch)), None)
 
 
+def _replace_hidden(text: str, by: Callable[[str], str]) -> str:
+    """`text` with each hidden character (but those a script or an emoji needs) replaced by `by(ch)`."""
+    if text.isascii() or not _ANY.search(text):
+        return text
+    return "".join(by(ch) if _ANY.match(ch) and not _kept(text, i) else ch for i, ch in enumerate(text))
+
+
 def escape_hidden(text: str) -> str:
     """`text` with its hidden characters (but those a script or an emoji needs) written as `\\xNNNN`:
     for a file name or a heading trail, where a person should see that something was hidden there."""
-    if text.isascii() or not _ANY.search(text):
-        return text
-    return "".join(f"\\x{ord(ch):02x}" if _ANY.match(ch) and not _kept(text, i) else ch for i, ch in enumerate(text))
+    return _replace_hidden(text, lambda ch: f"\\x{ord(ch):02x}")
 
 
 def strip_hidden(text: str) -> str:
@@ -94,6 +100,4 @@ def strip_hidden(text: str) -> str:
     as spaces. ASCII text is returned as it is at once."""
     if text.isascii():
         return text
-    if _ANY.search(text):
-        text = "".join(ch for i, ch in enumerate(text) if not (_ANY.match(ch) and not _kept(text, i)))
-    return text.translate({ord(c): " " for c in AS_SPACE})
+    return _replace_hidden(text, lambda ch: "").translate({ord(c): " " for c in AS_SPACE})
