@@ -49,7 +49,7 @@ _FORMAT_RULES: list[tuple[str, str, str]] = [
     ("New Relic key", "nr", r"NR(?:AK|II|JS|AA)-[A-Z0-9]{20,}"),
     ("Doppler token", "dp.", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
     ("Square token", "sq0|eaaa", r"(?:sq0(?:atp|csp|idp)-[0-9A-Za-z_-]{22,43}|EAAA[0-9A-Za-z_-]{60})"),
-    ("Facebook token", "eaacedeose0cba", r"EAACEdEose0cBA[0-9A-Za-z]+"),
+    ("Facebook token", "eaa", r"EAACEdEose0cBA[0-9A-Za-z]+|(?<![A-Za-z0-9])EAA[A-Za-z0-9]{100,}"),
     ("Atlassian token", "atatt3", r"ATATT3[A-Za-z0-9_=-]{100,}"),
     ("Clojars token", "clojars_", r"CLOJARS_[a-z0-9]{60}"),
     ("Flutterwave key", "flw", r"FLW(?:SECK|PUBK)(?:_TEST)?-[a-h0-9]{32}-X"),
@@ -67,10 +67,10 @@ _FORMAT_RULES: list[tuple[str, str, str]] = [
     ("Heroku key", "hrku-", r"HRKU-[A-Za-z0-9_-]{58,62}(?![A-Za-z0-9_-])"),
     ("Figma token", "figd_", r"figd_[A-Za-z0-9_-]{40,}"),
     ("Mapbox token", "sk.eyj", r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}"),
-    # formats the gitleaks measurement's dev part named (2026-12-07), written from each vendor's documentation
+    # formats the gitleaks measurement's dev part named (2026-12-07; Facebook's long tokens joined its row above),
+    # written from each vendor's documentation
     ("Sourcegraph token", "sgp_", r"(?<![A-Za-z0-9])sgp_(?:[A-Fa-f0-9]{16}_|local_)?[A-Fa-f0-9]{40}" + _A),
     ("Perplexity key", "pplx-", r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{48}" + _A),
-    ("Facebook token", "eaa", r"(?<![A-Za-z0-9])EAA[A-Za-z0-9]{100,}"),
     ("1Password secret key", "a3-", r"(?<![A-Z0-9-])A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}(?![A-Z0-9])"),
     ("AWS Bedrock key", "absk", r"(?<![A-Za-z0-9])ABSK[A-Za-z0-9+/]{100,}={0,2}"),
     ("Fly.io token", "flyv1|fo1_|fm2_", r"(?:FlyV1 )?fm\d_[A-Za-z0-9+/=_-]{100,}|(?<![A-Za-z0-9])fo1_[A-Za-z0-9_-]{43}" + _A),
@@ -270,16 +270,16 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     "p": lambda value: not placeholder_word(value),
 }
 
+# An HTTP client's -u/--user, up to its value (the options may run over lines continued with \).
+_CURL_USER = r"\b(?:curl|wget|http|https|xh|httpie)\b(?:[^\n]|\\\n)*?\s(?:-u|--user)[ \t=]+['\"]?"
 # (kind, needles as in _FORMAT_RULES, pattern, flags: i, and the value's check, group of the secret)
 _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
     ("connection string with a password", "://",
      r"\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@'\"<>]{0,64}:((?!\d+/)[^\s'\"<>]{1,128}?)@(?=[^\s/@]*[\w\]])(?![^\s/@]*@)", "u", 1),
     # curl's -u user:password, the password quoted or not, the options over continued lines (\ then a
     # line break); a user alone before the colon is an API key used as the user name (Stripe, Mailgun).
-    ("password on a command line",
-     "-u|--user", r"\b(?:curl|wget|http|https|xh|httpie)\b(?:[^\n]|\\\n)*?\s(?:-u|--user)[ \t=]+['\"]?[^\s:'\"]*:['\"]?([^\s'\"]+)", "", 1),
-    ("password on a command line",
-     "-u|--user", r"\b(?:curl|wget|http|https|xh|httpie)\b(?:[^\n]|\\\n)*?\s(?:-u|--user)[ \t=]+['\"]?([^\s:'\"]{12,}):['\"]?(?=[\s'\"]|$)", "c", 1),
+    ("password on a command line", "-u|--user", _CURL_USER + r"[^\s:'\"]*:['\"]?([^\s'\"]+)", "", 1),
+    ("password on a command line", "-u|--user", _CURL_USER + r"([^\s:'\"]{12,}):['\"]?(?=[\s'\"]|$)", "c", 1),
     ("password on a command line", "mysql", r"\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p([^\s\-'\"][^\s'\"]*)", "p", 1),
     ("password on a command line", "sshpass", r"\bsshpass\s+-p\s*['\"]?([^\s'\"]+)", "p", 1),
     ("password on a command line", "redis-cli", r"\bredis-cli\b[^\n]*?[ \t]-a[ \t]+['\"]?([^\s'\"-][^\s'\"]*)", "p", 1),
