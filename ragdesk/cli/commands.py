@@ -48,7 +48,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from ..core.reader import IndexReader
     from ..core.store import IndexDamaged, IndexMissing
 
-    folder = notes_folder(args)
+    folder = notes_folder(args.folder)
     damaged = None
     previous = None
     try:
@@ -346,7 +346,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ..core import evaluate as ev
     from ..core.analyzers import ANALYZERS
 
-    notes_folder(args)  # before the questions, which would be blamed for it
+    notes_folder(args.folder)  # before the questions, which would be blamed for it
     target = Path(args.questions)
     params = search_params(args)  # BM25 until the mode is resolved on the index
     rows: list[dict[str, Any]] = []
@@ -394,11 +394,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from ..core.assistant import Refused
     from .mcp_server import serve
 
-    folders = args.folders or _last_folder()
+    folders = [str(notes_folder(f)) for f in args.folders] or _last_folder()
     if not folders:
         raise CliError("give a notes folder to serve (the window has not opened one yet)")
-    if any(not str(f).strip() for f in folders):
-        raise CliError("the notes folder is empty text (an unset variable?): give a folder")
     try:
         return serve(folders, args.index_dir, args.embedder)
     except Refused as exc:

@@ -20,14 +20,14 @@ class CliError(RagdeskError):
 MAX_MB = 1 << 20  # --max-mb above this (a terabyte) is no limit anyone means: refused, as inf is
 
 
-def notes_folder(args: argparse.Namespace) -> Path:
+def notes_folder(given: str) -> Path:
     """The notes folder given, checked: empty text (an unset variable) silently meant the current
     folder, which was then indexed; a folder that is not there is one line."""
-    if not str(args.folder).strip():
+    if not str(given).strip():
         raise CliError("the notes folder is empty text (an unset variable?): give a folder")
-    folder = Path(args.folder)
+    folder = Path(given)
     if not folder.is_dir():
-        raise CliError(f"notes folder not found: {args.folder}")
+        raise CliError(f"notes folder not found: {given}")
     return folder
 
 
@@ -141,7 +141,7 @@ def open_library(args: argparse.Namespace, refresh: bool = True) -> Any:
     from ..core.reader import IndexReader
     from ..core.store import IndexDamaged, IndexMissing, is_storage_error
 
-    folder = notes_folder(args)
+    folder = notes_folder(args.folder)
     previous = None
     try:
         previous = IndexReader.open(folder, args.index_dir)

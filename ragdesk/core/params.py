@@ -50,7 +50,7 @@ def _shown(key: str, value: Any) -> str:
     return str(value)
 
 
-_LABELS = {"max_bytes": "size limit", "size": "chunk size", "min_fill": "min fill", "context": "context"}
+_LABELS = {"max_bytes": "size limit", "size": "chunk size"}  # the others: their field's name, spaced
 
 
 def setting_changes(built: IndexSettings, asked: IndexSettings) -> list[str]:

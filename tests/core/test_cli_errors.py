@@ -287,7 +287,7 @@ def test_terminal_escapes_in_notes_are_shown_not_obeyed(tmp_path: Path, capsys) 
 
 
 @pytest.mark.parametrize(
-    "command", [["index"], ["search", "", "pears"], ["prompt", "", "pears"], ["eval", "", "q.jsonl"]]
+    "command", [["index"], ["search", "", "pears"], ["prompt", "", "pears"], ["eval", "", "q.jsonl"], ["mcp", ""]]
 )
 def test_a_notes_folder_given_as_empty_text_is_refused(tmp_path: Path, monkeypatch, capsys, command) -> None:  # type: ignore[no-untyped-def]
     """It silently meant the current folder, which was then indexed."""
