@@ -21,6 +21,7 @@ from importlib.resources import files
 
 from .hidden import AS_SPACE
 from .injection_rules import PATTERNS
+from .injection_views import View, cipher_views, decoded_views, replace_matches
 
 
 @dataclass(frozen=True)
@@ -35,14 +36,23 @@ class Finding:
 
 def _across_lines(pattern: str) -> str:
     """A pattern that also matches when the passage is split over lines: spaces match any white space."""
-    return pattern.replace(r"[^.\n]", r"[^.]").replace(" ", r"\s+")
+    return pattern.replace(r"[^.\n]", r"[^.]").replace(" ?", r"\s*").replace(" ", r"\s+")
 
 
 # Line-anchored patterns (role markers) read line by line; the others match across line breaks.
 _COMPILED = [
-    (re.compile(p if p.startswith("^") else _across_lines(p), re.IGNORECASE | re.MULTILINE), reason, needles)
+    (
+        re.compile(p if p.startswith("^") else _across_lines(p), re.IGNORECASE | re.MULTILINE),
+        reason,
+        tuple(frozenset(n.split("&")) for n in needles),
+    )
     for p, reason, needles in PATTERNS
 ]
+_NEEDLES = sorted({part for _, _, needles in _COMPILED for n in needles for part in n})
+_BY_NEEDLE: dict[str, list[int]] = {}  # needle -> the patterns (by index) that name it
+for _i, (_, _, _needles) in enumerate(_COMPILED):
+    for _part in {part for n in _needles for part in n}:
+        _BY_NEEDLE.setdefault(_part, []).append(_i)
 
 _TAGS = range(0xE0000, 0xE0080)  # Unicode tag characters: invisible; E0020-E007E spell ASCII ("smuggling")
 _DROPPED = "\u034f"  # combining grapheme joiner: invisible, not a format character
@@ -79,9 +89,6 @@ def look_alike_count() -> int:
 
 _LOOKALIKES = "аеорсухіјѕԁһԛԝνοαιρτκӏɡոАЕОРСУХІЈЅНКМТВΑΒΕΗΙΚΜΝΟΡΤΧΥΖ"
 _LATIN = "aeopcyxijsdhqwvoaiptklgnAEOPCYXIJSHKMTBABEHIKMNOPTXYZ"
-
-View = tuple[str, list[int] | None]  # a text as the patterns read it, and each character's place in the original
-
 
 @lru_cache(maxsize=1)
 def _hidden_chars() -> re.Pattern[str]:
@@ -124,46 +131,50 @@ def _base_views(text: str) -> list[View]:
 
 def _joined(view: View) -> View | None:
     """The view with hidden word splits undone ("ig-nore", "i g n o r e"), or None when it has none."""
-    text, where = view
-    if not _SPLIT.search(text):
-        return None
-    keep = [True] * len(text)
-    for m in _SPLIT.finditer(text):
-        for i in range(m.start(), m.end()):
-            if text[i] in " -":
-                keep[i] = False
-    idx = where if where is not None else list(range(len(text) + 1))
-    chars = [c for c, k in zip(text, keep) if k]
-    new_where = [idx[i] for i, k in enumerate(keep) if k] + [idx[len(text)]]
-    return "".join(chars), new_where
+    return replace_matches(view, _SPLIT, lambda m: m.group(0).replace(" ", "").replace("-", ""))
 
 
 def _views(text: str) -> list[View]:
     """Every reading of `text` the patterns try: visible and smuggled text, each also with look-alike
-    letters folded to Latin and with split words joined."""
+    letters folded to Latin, with spelling disguises and encodings undone (injection_views), and with
+    split words joined."""
     views = _base_views(text)
     for text_view, where in list(views):
         if not text_view.isascii():
             views.append((text_view.translate(_confusables()), where))
     for view in list(views):
+        views += decoded_views(view)
+    for view in list(views):
         joined = _joined(view)
         if joined is not None:
             views.append(joined)
-    return views
+    visible, where = views[0]
+    if where is not None:  # the ciphers' places are the visible view's: map them on to the original's
+        return views + [(t, where if w is None else [where[i] for i in w]) for t, w in cipher_views(visible)]
+    return views + cipher_views(visible)
+
+
+def readings(text: str) -> list[View]:
+    """Every reading of `text` the patterns try (see _views), for the probe's sentences."""
+    return _views(text)
 
 
 def detect_injection(text: str) -> list[Finding]:
     """Instruction-like passages in `text`, in order of appearance (overlaps merged by first reason)."""
     found: list[Finding] = []
-    views = [(view, where, view.lower()) for view, where in _views(text)]
-    for pattern, reason, needles in _COMPILED:
-        for candidate, where, low in views:
-            if not any(n in low for n in needles):
+    for candidate, where in _views(text):
+        low = candidate.lower()
+        present = {n for n in _NEEDLES if n in low}
+        tried = sorted({i for n in present for i in _BY_NEEDLE[n]})
+        for pattern, reason, needles in (_COMPILED[i] for i in tried):
+            if not any(n <= present for n in needles):
                 continue
             for m in pattern.finditer(candidate):
                 start, end = m.span()
-                if where is not None:
-                    start, end = where[start], (where[end - 1] + 1 if end > start else where[start])
+                if where is not None:  # a backwards view maps backwards: the span is its extent
+                    first, last = where[start], where[max(end - 1, start)]
+                    start, end = min(first, last), max(first, last) + 1
+                end = _under_heading(text, start, end)
                 found.append(Finding(reason, text[start:end].strip(), start, end))
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
@@ -172,6 +183,21 @@ def detect_injection(text: str) -> list[Finding]:
             continue
         merged.append(f)
     return merged
+
+
+_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]")  # a Markdown heading ("#tag" is a tag)
+_NEXT_PARAGRAPH = re.compile(r"\n[ \t]*\n*[\s\S]*?(?=\n[ \t]*\n|\n#|\Z)")
+
+
+def _under_heading(text: str, start: int, end: int) -> int:
+    """Where a finding ends: a heading that speaks to the model ("## Instructions for the AI") flags
+    the paragraph under it too, which is what it introduces."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if line_end < 0 or not _HEADING.match(text, line_start, start + 1):
+        return end
+    m = _NEXT_PARAGRAPH.match(text, line_end)
+    return m.end() if m else end
 
 
 def describe(findings: list[Finding]) -> str:
