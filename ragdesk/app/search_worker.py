@@ -13,6 +13,7 @@ from ..core.dense import DEFAULT_EMBEDDER, DenseUnavailable, Embedder, load_embe
 from ..core.excerpts import Excerpt
 from ..core.explain import TermRow
 from ..core.injection import Finding
+from ..core.injection_probe import PROBE_HITS, InjectionProbe, with_probe
 from ..core.modes import AUTO, Resolved, resolve
 from ..core.params import SearchParams
 from ..core.reader import IndexReader
@@ -114,6 +115,11 @@ class SearchWorker(QObject):
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
             findings = {h.chunk_id: f for h in result.hits if (f := Excerpt.of(h).findings)}
+            probe = InjectionProbe.for_embedder(resolved.embedder)
+            if probe is not None:  # by meaning too, the hits a prompt takes first (~6 ms a new sentence)
+                top = result.hits[:PROBE_HITS]
+                found = with_probe([findings.get(h.chunk_id, []) for h in top], [h.text for h in top], probe)
+                findings.update({h.chunk_id: f for h, f in zip(top, found) if f})
             masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
             total = len(result.hits) if mode.uses_meaning else searcher.count_matches(request.query, request.analyzer)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)

@@ -116,6 +116,14 @@ class E5Embedder(_QueryCache):
     def _embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._model.query(text), dtype=np.float32)
 
+    def embed_sentences(self, texts: list[str]) -> np.ndarray:
+        """Sentences to be judged on their own (the injection probe's), in one batch: e5's "query: " form,
+        which its authors give for classification; not cached (embed_query's cache is the searches')."""
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        many = self._model.queries if hasattr(self._model, "queries") else self._model.query
+        return np.asarray(many(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
 
 class WordLlamaEmbedder(_QueryCache):
     """WordLlama (l2_supercat, 256-d) loaded from the files in its installed wheel: fully offline."""

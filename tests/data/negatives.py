@@ -36,3 +36,16 @@ def cached_shared_chunks() -> list[tuple[str, str, str]]:
     CACHE.write_bytes(pickle.dumps(out))
     os.chmod(CACHE, 0o600)
     return out
+
+
+PROBE_SEED = 59  # the injection probe's chunks: a seeded shuffle, even places to fit it, odd ones to judge it
+
+
+def probe_split(texts: list[str]) -> tuple[list[str], list[str]]:
+    """(chunks the injection probe is fitted on, chunks it is judged on): alternate places of a seeded
+    shuffle of `texts` (tests/benchmarks/train_injection_probe.py and the tests split alike)."""
+    import random
+
+    shuffled = list(texts)
+    random.Random(PROBE_SEED).shuffle(shuffled)
+    return shuffled[0::2], shuffled[1::2]
