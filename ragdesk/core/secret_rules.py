@@ -18,6 +18,8 @@ _FORMAT_RULES: list[tuple[str, str, str]] = [
         "-----begin",
         r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     ),
+    ("OpenVPN static key", "-----begin openvpn static key",
+     r"-----BEGIN OpenVPN Static key V\d-----[\s\S]*?(?:-----END OpenVPN Static key V\d-----|\Z)"),
     ("AWS access key", "a", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AKPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z2-7]{16}(?![A-Z0-9])"),
     ("GitHub token", "gh|github_pat_", r"(?:gh[pousr]_[A-Za-z0-9]{36,255}" + _A + r"|github_pat_[A-Za-z0-9_]{22,255})"),
     ("GitLab token", "gl|gr1348941", r"(?:gl(?:pat|dt|rt|ptt|ft|imt|agent|oas|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,})"),
@@ -77,6 +79,8 @@ _FORMAT_RULES: list[tuple[str, str, str]] = [
     ("Cloudflare key", "v1.0-", r"(?<![A-Za-z0-9])v1\.0-[a-f0-9]{24}-[a-f0-9]{146}" + _A),
     ("Azure client secret", "q~", r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
     ("Azure storage key", "accesskey=", r"(?<=AccountKey=)[A-Za-z0-9+/]{40,}={0,2}|(?<=SharedAccessKey=)[A-Za-z0-9+/]{20,}={0,2}"),
+    ("webhook URL", "discord", r"(?<=/api/webhooks/)\d{5,}/[A-Za-z0-9_-]{30,}"),
+    ("webhook URL", "incomingwebhook", r"(?<=/IncomingWebhook/)[A-Fa-f0-9]{32}"),
     ("signed URL", "sig=", r"(?<=[?&]sig=)[A-Za-z0-9%+/=_-]{20,}"),
 ]
 FORMATS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
@@ -126,9 +130,12 @@ STRONG_WORDS = {
     "пароль", "пароля", "паролем", "паролі", "mdp", "contraseña", "contrasena", "kennwort", "hasło", "haslo",
     "jeton", "токен", "токена", "segreto", "secreto", "секрет", "apikey", "apitoken", "authtoken", "secretkey",
     "privatekey", "accesskey", "accesstoken", "masterkey", "signingkey", "encryptionkey", "clientsecret",
-    "geheimnis", "geheim", "passe", "d'ordine",
+    "geheimnis", "geheim", "passe", "d'ordine", "senha", "wachtwoord", "lösenord", "losenord", "adgangskode",
+    "passord", "salasana", "jelszó", "jelszo", "parola", "şifre", "sifre", "κωδικός", "heslá", "geslo", "lozinka",
+    "парола", "passwörter",
 }
-SUBSTRING_WORDS = ("password", "passwd", "secret", "token", "passwort", "пароль", "heslo", "apikey")
+SUBSTRING_WORDS = ("password", "passwd", "secret", "token", "passwort", "пароль", "heslo", "apikey", "密码", "密碼",
+                   "パスワード", "비밀번호", "暗証番号")
 NOT_SECRET_WORDS = {"tokens", "tokenizer", "tokenize", "tokenized", "tokenization", "tokenizers", "secretary"}
 KEY_WORDS = {"key", "keys", "clé", "clef", "cle", "chiave", "klíč", "klic", "klíče", "ключ", "ключа", "schlüssel",
              "schluessel", "sleutel"}
@@ -199,7 +206,9 @@ def secret_name(name: str, around: list[str] | tuple[str, ...] = ()) -> str | No
 KEYWORDS = (
     "pass", "pwd", "pw", "secret", "token", "psk", "hesl", "парол", "mdp", "contrase", "kennwort", "hasło", "haslo",
     "jeton", "токен", "segret", "secreto", "секрет", "d'ordine", "key", "clé", "clef", "cle_", "cle ", "chiave",
-    "klíč", "klic", "ключ", "schlüssel", "schluessel", "geheim",
+    "klíč", "klic", "ключ", "schlüssel", "schluessel", "geheim", "senha", "wachtwoord", "lösenord", "losenord",
+    "adgangskode", "passord", "salasana", "jelszó", "jelszo", "parola", "şifre", "sifre", "κωδικ", "geslo",
+    "lozinka", "密码", "密碼", "パスワード", "비밀번호", "暗証番号",
 )  # fmt: skip
 NAME_CHAR = re.compile(r"[\w.\-$]")
 # After a name: up to three words ("Пароль від адмінки"), a separator, the value. Separators of every
@@ -211,7 +220,9 @@ ASSIGNMENT_TAIL = re.compile(
 # Names that may stand alone in prose before their value (a bare "key" or "token" needs a qualifier).
 PROSE_NAME = re.compile(
     r"(?:passwords?|passwd|passwort|passphrase|passcode|pw|pwd|passe|mdp|heslo|hesla|heslem|пароль|пароля|"
-    r"паролем|contraseña|kennwort|hasło|[\w-]*-?passwor[dt]|[\w-]*-?heslo)",
+    r"паролем|contraseña|kennwort|hasło|[\w-]*-?passwor[dt]|[\w-]*-?heslo|senha|wachtwoord|lösenord(?:et)?|"
+    r"adgangskode(?:n)?|passord(?:et)?|salasana|jelszó|jelszava|parola|parolă|şifre|şifresi|κωδικός|geslo|lozinka|"
+    r"парола|\w*(?:密码|密碼|パスワード|비밀번호|暗証番号)\w*)",
     re.IGNORECASE,
 )
 # A password made of four or more words joined by one mark ("orange-tiger-maple-river", what
@@ -222,7 +233,17 @@ WORD_PASSPHRASE = re.compile(r"[^\W\d_]{3,12}([-._ ])[^\W\d_]{3,12}(?:\1[^\W\d_]
 # markup inside (code and Markdown are not prose), optionally quoted as a whole.
 PROSE_VALUE = re.compile(r"([`\"']?)[^\s'\"`()\[\]{}<>*|\\=?/]+\1[.,;:!?)]*")
 PROSE_CONNECTORS = {"is", "are", "was", "est", "sont", "je", "jsou", "è", "e", "ist", "lautet", "es", "era", "—",
-                    "–", "-", "=", ":", "is:", "→", "=>", "це", "є", "è:"}
+                    "–", "-", "=", ":", "is:", "→", "=>", "це", "є", "è:", "é", "são", "är", "jest", "lautet:",
+                    "je:", "est:", "es:", "ist:", "takový:", "такий:", "È", "er", "on:"}
+# Words after which a value counts only when it reads as one word of prose (no brackets or markup):
+# "now", Polish "to" ("hasło … to X", and English "to" is common before other things)
+WEAK_CONNECTORS = {"to", "now", "now:", "agora", "adesso", "ora", "jetzt", "nu", "teď", "nyní", "тепер", "maintenant",
+                   "ahora", "desormais", "désormais"}
+# "changed it to X", "geändert auf X", "veranderd in X", "změnil na X": a verb of changing, then one of these
+CHANGE_STEMS = ("chang", "verander", "geänd", "geaend", "změn", "zmen", "zmien", "cambi", "alter", "ändr", "endr",
+                "vaihd", "змін", "измен", "modifi", "reset", "set", "updat", "rotat", "switch")
+CHANGE_PREPS = {"to", "into", "in", "auf", "na", "a", "en", "naar", "para", "em", "på", "till", "til", "zu", "на",
+                "в", "su", "in:", "to:"}
 
 
 # ---- Credentials in their usual places: (kind, pattern, group holding the secret, check of the value).
@@ -312,12 +333,41 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
     ("private key", "private-lines", r"(?m)^Private-Lines:[ \t]*\d+[ \t]*\r?\n((?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|$))+)", "", 1),
     ("private key", "private-mac", r"\bPrivate-MAC:[ \t]*([0-9a-fA-F]{20,})", "", 1),
     ("password or secret", " / ", r"\b(?:admin|root|user|login|username)[ \t]+/[ \t]+(\S{6,})", "ic", 1),
+    # what credentials look like in code and configuration (issue 59): SQL, a function's arguments, Windows'
+    # net use, network devices, redis, .npmrc, a Terraform variable's default, "Creds: user / password",
+    # a Wi-Fi QR code's P: field, a webhook's secret path
+    ("password or secret", "identified|password",
+     r"(?i)(?<![\w'\".$-])(?:identified[ \t]+by|password)(?:[ \t]*=[ \t]*|[ \t]+)'([^'\n]{4,})'", "p", 1),
+    ("password or secret", "login|auth|connect|sign",
+     r"(?i)\b(?:\w*login|\w*auth|authenticate|\w*connect(?:ion)?|sign_?in|create_?connection)[ \t]*(?:=[ \t]*)?\(?[ \t]*\("
+     r"(?:[^()\n]*?,[ \t]*)?(?:([\"'])[^\"'\n]{1,64}\1[ \t]*,[ \t]*){1,2}([\"'])([^\"'\n]{4,})\2[ \t]*\)", "p", 3),
+    ("password on a command line", "net",
+     r"(?i)\bnet[ \t]+use[ \t]+(?:[a-z]:|\*|\\\\)[^\n`]*?[ \t](?![a-z]:(?:[ \t]|$))(?!/)(?!\\\\)(?!\*)([^\s`/\\][^\s`]*)"
+     r"(?=[ \t]|$|`)", "p", 1),
+    ("password or secret", "password|secret",
+     r"(?im)^[ \t]*username[ \t]+\S+[ \t]+(?:privilege[ \t]+\d+[ \t]+)?(?:password|secret)[ \t]+(?:\d[ \t]+)?(\S+)[ \t]*$", "p", 1),
+    ("password or secret", "password|secret|psk|key-string|community",
+     r"(?im)^[ \t]*(?:enable[ \t]+)?(?:password|secret|wpa-psk[ \t]+ascii|pre-shared-key|key-string|"
+     r"snmp-server[ \t]+community)[ \t]+(?:\d[ \t]+)?(\S+)(?:[ \t]+R[OW])?[ \t]*$", "c", 1),
+    ("password or secret", "requirepass|masterauth", r"\b(?:requirepass|masterauth)[ \t]+[\"']?([^\s\"'`]+)", "p", 1),
+    ("password or secret", "_auth|_password", r"(?:^|[\s/:])(?:_auth|_authToken|_password)[ \t]*=[ \t]*[\"']?([^\s\"']{8,})", "", 1),
+    ("password or secret", "variable",
+     r"(?i)\bvariable[ \t]+\"[^\"\n]*(?:pass|secret|token|key|pwd|credential)[^\"\n]*\"[ \t]*\{[^}]*?\bdefault[ \t]*=[ \t]*"
+     r"\"([^\"\n]{4,})\"", "p", 1),
+    ("password or secret", "cred|login|account|přihl|zugang",
+     r"(?i)\b(?:creds?|credentials|logins?|accounts?|přihlašovací[ \t]+údaje|zugangsdaten)\b[^\n:]{0,40}:[ \t]*"
+     r"[^\s/:]{2,40}[ \t]+/[ \t]+(\S{4,})", "p", 1),
+    ("Wi-Fi password", "wifi:", r"WIFI:[^\n]*?(?<=[:;])P:((?:\\.|[^;\\\n])+)", "p", 1),
+    ("webhook URL", "hook",
+     r"https?://[^\s]*?(?:web)?hooks?\b[^\s]*?/((?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{6,})/?"
+     r"(?=[\s)\]>\"'`]|$)", "", 1),
 ]
 PLACES: list[tuple[str, tuple[str, ...], re.Pattern[str], int, Callable[[str], bool]]] = [
     (kind, tuple(n.split("|")), re.compile(p, re.IGNORECASE if "i" in f else 0), group, _CHECKS[f.replace("i", "")])
     for kind, n, p, f, group in _PLACE_RULES
 ]
 
+SHORT_COLUMNS = {"pw", "pin", "pins", "passcode", "pin code", "pin-code", "kód pin", "code pin"}  # table headers
 TABLE_SECRET_COLUMN = re.compile(
     r"(?i)^(?:\*\*)?(?:password|passwd|pass|pwd|secret|token|api[ _-]?key|secret[ _-]?key|access[ _-]?token|"
     r"mot de passe|heslo|пароль|passwort|contraseña|chiave(?: api)?|clé(?: api)?|jeton|токен|credentials?)(?:\*\*)?$"

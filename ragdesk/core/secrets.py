@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from .secret_rules import (
     ASSIGNMENT_TAIL,
+    CHANGE_PREPS,
+    CHANGE_STEMS,
     FORMATS,
     KEY_WORDS,
     KEYWORDS,
@@ -34,7 +36,9 @@ from .secret_rules import (
     PROSE_NAME,
     PROSE_QUALIFIERS,
     PROSE_VALUE,
+    SHORT_COLUMNS,
     TABLE_SECRET_COLUMN,
+    WEAK_CONNECTORS,
     WORD_PASSPHRASE,
     is_placeholder,
     looks_like_a_credential,
@@ -157,19 +161,26 @@ def _qualified_key(name: str, before: list[str]) -> bool:
     return any(p in PROSE_QUALIFIERS for w in [*before, name] for p in re.split(r"[-_.]", w.lower()))
 
 
+PROSE_WORDS = 9  # how far after a password's name its value may come ("… heb ik veranderd in Fietsbel#19")
+
+
 def _prose_value(text: str, at: int, phrase: bool = False, strict: bool = True) -> tuple[int, int] | None:
-    """The first word within six after `at` on its line, right after the name or after a connector
+    """The first word within PROSE_WORDS after `at` on its line, right after the name or after a connector
     ("is", "est", "je", "è", "ist", "—", a word ending in ":"), that reads as a credential; for a
     pass-phrase, the rest of the line after the connector."""
     line_end = text.find("\n", at)
     rest = text[at : len(text) if line_end < 0 else line_end]
-    words = list(re.finditer(r"\S+", rest))[:6]
+    words = list(re.finditer(r"\S+", rest))[:PROSE_WORDS]
     for i, w in enumerate(words):
         before = words[i - 1].group(0) if i else ""
         connected = i > 0 and (
             before.lower() in PROSE_CONNECTORS
             or (before.endswith((":", "=")) and not before.endswith("==") and before.lower() not in OTHER_FIELDS)
         )
+        weak = i > 0 and not connected and _weakly_connected(words, i)
+        if weak and PROSE_VALUE.fullmatch(w.group(0)) and looks_like_a_credential(w.group(0)):
+            start = at + w.start()
+            return start, start + len(w.group(0))
         if connected or (i == 0 and w.start() > 0):  # right after the name, a space between
             if phrase and i:
                 value = rest[w.start() :].rstrip()
@@ -187,6 +198,17 @@ def _prose_value(text: str, at: int, phrase: bool = False, strict: bool = True) 
     return None
 
 
+def _weakly_connected(words: list[re.Match[str]], i: int) -> bool:
+    """The word before words[i] is a weak connector ("now", Polish "to"), or a preposition after a verb
+    of changing within the two words before it ("changed it to", "geändert auf", "veranderd in")."""
+    before = words[i - 1].group(0).lower()
+    if before in WEAK_CONNECTORS:
+        return True
+    return before in CHANGE_PREPS and any(
+        words[j].group(0).lower().startswith(CHANGE_STEMS) for j in range(max(0, i - 3), i - 1)
+    )
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every candidate, in rule order (the most specific first)."""
     out: list[tuple[str, int, int]] = []
@@ -200,7 +222,7 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
         for m in pattern.finditer(text):
             if check(m.group(group)):
                 out.append((kind, *m.span(group)))
-    return out + _named(text) + _table_cells(text)
+    return out + _named(text) + _table_cells(text) + _csv_cells(text) + _kubernetes_secret(text)
 
 
 def _table_cells(text: str) -> list[tuple[str, int, int]]:
@@ -220,7 +242,7 @@ def _table_cells(text: str) -> list[tuple[str, int, int]]:
             if set(stripped) <= set("|-: "):
                 columns = header  # the row above was the header
             elif not columns:
-                header = {i for i, c in enumerate(cells) if TABLE_SECRET_COLUMN.match(c.strip())}
+                header = {i for i, c in enumerate(cells) if _secret_column(c)}
                 passwords = {i for i in header if PROSE_NAME.fullmatch(cells[i].strip().strip("*"))}
             else:
                 at = offset + line.index("|") + 1
@@ -232,6 +254,96 @@ def _table_cells(text: str) -> list[tuple[str, int, int]]:
                         out.append(("password or secret", start, start + len(value)))
                     at += len(cell) + 1
         offset += len(line) + 1
+    return out
+
+
+def _secret_column(header: str) -> bool:
+    """A table's or CSV's column whose header names a password, PIN, secret or token ("Password",
+    "login_password", "PW", "Heslo", "API key"), not something about one ("Password policy")."""
+    name = header.strip().strip("*\"' ")
+    if TABLE_SECRET_COLUMN.match(name) or name.lower() in SHORT_COLUMNS:
+        return True
+    words = re.split(r"[\s_.\-]+", name.lower())
+    return len(name) <= 40 and len(words) <= 3 and bool(secret_name(name)) and any(
+        PROSE_NAME.fullmatch(w) or w in ("secret", "token") for w in words
+    )
+
+
+_COLUMN_NAME = re.compile(r"[ \t]*\"?[\w][\w .\-/#()]{0,38}\"?[ \t]*")  # what a CSV header's fields look like
+
+
+_CSV_SEPARATORS = ",;\t"
+
+
+def _csv_cells(text: str) -> list[tuple[str, int, int]]:
+    """Cells under a CSV header that names a password column (a password manager's export: Bitwarden's
+    `login_password`, KeePass's "Password"), in the rows below it with as many fields."""
+    out: list[tuple[str, int, int]] = []
+    offset = 0
+    columns: list[int] = []
+    width, sep = 0, ","
+    for line in text.split("\n"):
+        fields = None
+        if columns:
+            fields = _fields(line, sep)
+            if fields is None or len(fields) != width:
+                columns = []
+            else:
+                for i in columns:
+                    start, end = fields[i]
+                    value = line[start:end]
+                    if len(value) >= 4 and not placeholder_word(value):  # in its column, any word is one
+                        out.append(("password or secret", offset + start, offset + end))
+        if not columns:
+            for sep in _CSV_SEPARATORS:
+                fields = _fields(line, sep) if line.count(sep) >= 2 else None
+                if fields and all(_COLUMN_NAME.fullmatch(line[a:b]) for a, b in fields):
+                    named = [i for i, (a, b) in enumerate(fields) if _secret_column(line[a:b])]
+                    if named:
+                        columns, width = named, len(fields)
+                        break
+        offset += len(line) + 1
+    return out
+
+
+def _fields(line: str, sep: str) -> list[tuple[int, int]] | None:
+    """Each field's span in a CSV line (inside its quotes when quoted), or None when it is not one."""
+    spans = []
+    at = 0
+    while at <= len(line):
+        if line.startswith('"', at):
+            end = line.find('"', at + 1)
+            while end >= 0 and line.startswith('""', end):
+                end = line.find('"', end + 2)
+            if end < 0:
+                return None
+            spans.append((at + 1, end))
+            at = end + 1
+            rest = line[at:].lstrip(" ")
+            if rest and not rest.startswith(sep):
+                return None
+            at = len(line) - len(rest) + 1
+        else:
+            end = line.find(sep, at)
+            end = len(line) if end < 0 else end
+            spans.append((at, end))
+            at = end + 1
+    return spans
+
+
+_KIND_SECRET = re.compile(r"(?m)^[ \t]*kind:[ \t]*Secret[ \t]*$")
+_DATA_BLOCK = re.compile(r"(?m)^([ \t]*)(?:data|stringData):[ \t]*\n((?:\1[ \t]+[^\n]*\n?)+)")
+_DATA_ENTRY = re.compile(r"(?m)^[ \t]+[\w.-]+:[ \t]*[\"']?([^\s\"'#][^\s\"']{3,})")
+
+
+def _kubernetes_secret(text: str) -> list[tuple[str, int, int]]:
+    """The values under `data:` and `stringData:` of a Kubernetes Secret (base64 or plain: each is one)."""
+    if not _KIND_SECRET.search(text):
+        return []
+    out = []
+    for block in _DATA_BLOCK.finditer(text):
+        for m in _DATA_ENTRY.finditer(text, block.start(2), block.end(2)):
+            out.append(("password or secret", *m.span(1)))
     return out
 
 
