@@ -58,9 +58,10 @@ def main() -> None:
         print(f"{part}: patterns {total[part + ' patterns']}/{n}, probe {total[part + ' probe']}/{n}, "
               f"both {total[part + ' both']}/{n} = {total[part + ' both'] / n:.3f}")
     judged = split_chunks()[1][: args.chunks]
-    flagged_probe = sum(bool(f) for f in probe.findings(judged))
-    flagged_patterns = sum(bool(detect_injection(c)) for c in judged)
-    flagged_both = sum(bool(f) or bool(detect_injection(c)) for c, f in zip(judged, probe.findings(judged)))
+    by_meaning = [bool(f) for f in probe.findings(judged)]
+    by_patterns = [bool(detect_injection(c)) for c in judged]
+    flagged_probe, flagged_patterns = sum(by_meaning), sum(by_patterns)
+    flagged_both = sum(m or p for m, p in zip(by_meaning, by_patterns))
     n = len(judged)
     print(f"ordinary chunks flagged ({n} the probe was not fitted on): patterns {flagged_patterns}, probe "
           f"{flagged_probe}, both {flagged_both} = {flagged_both / n:.4%} "

@@ -46,17 +46,18 @@ def main() -> None:
     fresh = load(FRESH_SECRETS)
     print("\n| form written before its rules (fresh.txt) | dev | held-out |\n|---|---:|---:|")
     per_form: dict[str, list[int]] = {}
+    totals = {"dev": [0, 0], "held-out": [0, 0]}
     for r in fresh:
         row = per_form.setdefault(r.cls, [0, 0, 0, 0])
         hit = r.covered_by([(s.start, s.end) for s in find_secrets(r.text)])
         row[0 if r.shape == "dev" else 2] += hit
         row[1 if r.shape == "dev" else 3] += 1
+        totals[r.shape][0] += hit
+        totals[r.shape][1] += 1
     for cls, (d, dn, h, hn) in per_form.items():
         print(f"| {cls} | {d}/{dn} | {h}/{hn} |")
-    for part in ("dev", "held-out"):
-        rows = [r for r in fresh if r.shape == part]
-        found = sum(r.covered_by([(s.start, s.end) for s in find_secrets(r.text)]) for r in rows)
-        print(f"fresh {part}: {found}/{len(rows)} = {found / len(rows):.3f}")
+    for part, (found, n) in totals.items():
+        print(f"fresh {part}: {found}/{n} = {found / n:.3f}")
     if args.missed:
         for r in records:
             if r.lang == "dev" and not find_secrets(r.text):

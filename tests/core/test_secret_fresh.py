@@ -3,15 +3,13 @@ the third of each class held out), and each form's mechanism on cases in neither
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ragdesk.core.secrets import find_secrets, redact
 
-from ..data.labelled import load
+from ..data.labelled import load, regenerated
 
 FRESH = Path(__file__).parents[1] / "data" / "secrets" / "fresh.txt"
 RECORDS = load(FRESH)
@@ -21,8 +19,7 @@ DEV = 0.95
 
 
 def test_the_corpus_is_what_its_generator_writes(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(FRESH.with_name("make_fresh.py")), str(tmp_path / "f.txt")], check=True)
-    assert (tmp_path / "f.txt").read_text(encoding="utf-8") == FRESH.read_text(encoding="utf-8")
+    assert regenerated(FRESH, tmp_path / "f.txt", "make_fresh.py") == FRESH.read_text(encoding="utf-8")
 
 
 def test_recall_on_forms_written_before_their_rules() -> None:

@@ -67,13 +67,24 @@ def write(
     )
 
 
-def regenerated(corpus: Path, out: Path) -> str:
-    """What the corpus's generator (make_positives.py beside it) writes now, written to `out`."""
+def held_out_thirds(records: list[tuple[str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """(class, part, language, marked text) for write() from (class, language, marked text): the third
+    record of each class, and every third after it, held out of rule development."""
+    seen: dict[str, int] = {}
+    out = []
+    for cls, lang, text in records:
+        seen[cls] = seen.get(cls, 0) + 1
+        out.append((cls, "held-out" if seen[cls] % 3 == 0 else "dev", lang, text))
+    return out
+
+
+def regenerated(corpus: Path, out: Path, generator: str = "make_positives.py") -> str:
+    """What the corpus's generator (`generator` beside it) writes now, written to `out`."""
     import subprocess
     import sys
 
-    generator = corpus.parent / "make_positives.py"
-    subprocess.run([sys.executable, str(generator), str(out)], check=True, capture_output=True)
+    generator_path = corpus.parent / generator
+    subprocess.run([sys.executable, str(generator_path), str(out)], check=True, capture_output=True)
     return out.read_text(encoding="utf-8")
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from labelled import write  # noqa: E402
+from labelled import held_out_thirds, write  # noqa: E402
 
 # (class, language, marked text): three per class, the third held out.
 RECORDS: list[tuple[str, str, str]] = [
@@ -82,16 +82,6 @@ RECORDS: list[tuple[str, str, str]] = [
 ]
 
 
-def records() -> list[tuple[str, str, str, str]]:
-    """(class, part, language, marked text) for labelled.write, the third of each class held out."""
-    seen: dict[str, int] = {}
-    out = []
-    for cls, lang, text in RECORDS:
-        seen[cls] = seen.get(cls, 0) + 1
-        out.append((cls, "held-out" if seen[cls] % 3 == 0 else "dev", lang, text))
-    return out
-
-
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name("fresh.txt")
-    write(records(), target, "what must not leave the machine", "make_fresh.py (shape: dev or held-out)")
+    write(held_out_thirds(RECORDS), target, "what must not leave the machine", "make_fresh.py (shape: dev or held-out)")
