@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -172,7 +173,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.queries is None:
         result = lib.search(args.query, params, explain=args.explain or args.json, resolved=resolved)
         why = _why_not(lib, args, params, resolved) if args.why_not else None
-        scrub = _scrubber(args, args.query)
+        scrub = _scrubber(args, args.query, result.hits)
         if args.json:
             data = result.to_json(with_explain=True)
             if why is not None:
@@ -208,7 +209,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 raise ValueError(f"query must be a string, not {type(query).__name__}")
             query.encode("utf-8")  # a lone surrogate (\ud800) is not text
             out = lib.search(query, params, explain=args.explain, resolved=resolved)
-            data = _scrubbed_json(out.to_json(args.explain), _scrubber(args, query))
+            data = _scrubbed_json(out.to_json(args.explain), _scrubber(args, query, out.hits))
             print(json.dumps({"id": qid, **data}, ensure_ascii=False))
         except (ValueError, UnicodeEncodeError) as exc:
             failed += 1
@@ -219,9 +220,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scrubber(args: argparse.Namespace, query: str) -> Scrubber | None:
-    """What redacts secrets in a search's output; None with --allow-secrets."""
-    return None if args.allow_secrets else Scrubber(query)
+def _scrubber(args: argparse.Namespace, query: str, hits: Sequence[Any] = ()) -> Scrubber | None:
+    """What redacts secrets in a search's output (its hits' texts read with their notes'); None with
+    --allow-secrets."""
+    return None if args.allow_secrets else Scrubber(query, hits)
 
 
 def _scrubbed_json(data: dict[str, Any], scrub: Scrubber | None) -> dict[str, Any]:

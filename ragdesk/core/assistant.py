@@ -31,7 +31,7 @@ from .params import DEFAULT_K, DEFAULT_PROMPT_K, SearchParams
 from .paths import shown, visible_controls
 from .prompt import FORMATS, prompt_from_search
 from .reader import IndexReader
-from .secrets import Scrubber, redact
+from .secrets import Scrubber, find_secrets, redact
 from .store import IndexDamaged, is_storage_error
 
 ANSWER_TOKENS = 20_000  # an answer's bound: Claude Code cuts a tool's answer near 25,000 tokens
@@ -197,7 +197,8 @@ class NotesDesk:
 
     def _hit_block(self, n: int, served: Served, hit: Any, mode: str, findings: list[Finding]) -> str:
         excerpt = replace(Excerpt.of(hit), path=self._shown_path(served, hit.path))
-        body, source = redact(excerpt.text), redact(excerpt.source)
+        body = redact(excerpt.text, find_secrets(excerpt.text, context=excerpt.context))
+        source = redact(excerpt.source, find_secrets(excerpt.source, name=True))
         by_word: dict[str, float] = {}
         for r in hit.explain:  # each analyzer's terms (words, stems, trigrams) summed per query word
             for w in r.words or (r.term,):

@@ -60,6 +60,7 @@ class Excerpt:
     ranks: tuple[int, ...] = ()  # the results it holds (a joined excerpt holds several)
     ticked: bool = False  # the person asked for it beyond the top k: always taken, not counted in k
     whole_tokens: int | None = None  # cut to its best words to fit the budget: what all of it costs
+    context: str = field(default="", repr=False)  # what of its note before it decides its secrets
 
     @classmethod
     def of(cls, hit: Any, findings: list[Finding] | None = None) -> Excerpt:
@@ -76,6 +77,7 @@ class Excerpt:
             findings,
             tuple(hit.span),
             (hit.rank,),
+            context=getattr(hit, "context", ""),
         )
 
     def joined(self, other: Excerpt) -> Excerpt | None:

@@ -254,7 +254,9 @@ def build_prompt(
     for i, ex in enumerate(ordered, start=1):
         body = strip_hidden(ex.text).strip("\n")  # as format_excerpt quotes it: secrets' lines are its lines
         parts.append(format_excerpt(i, ex, fmt, body))
-        secrets, in_source = find_secrets(body), find_secrets(ex.source)
+        lead = ex.text[: len(ex.text) - len(ex.text.lstrip("\n"))]  # stripped from the body: still the note's
+        secrets = find_secrets(body, context=ex.context + lead if ex.context else "")
+        in_source = find_secrets(ex.source, name=True)
         found += [(i, replace(s, line=0)) for s in in_source] + [(i, s) for s in secrets]
         if secrets or in_source:
             clean.append(format_excerpt(i, ex, fmt, redact(body, secrets), redact(ex.source, in_source)))

@@ -31,6 +31,7 @@ class Hit:
     span: tuple[int, int] = (0, 0)  # character span in the note's text
     page: int | None = None  # 1-based page of a PDF's chunk (where it starts); None for other notes
     folded: tuple[int, ...] = ()  # grouped by note: the note's other chunks in the ranking, best first
+    context: str = ""  # what of its note before it decides its secrets (secret_layout.note_context)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -50,7 +51,11 @@ class Hit:
     def masked(self) -> Hit | None:
         """This hit as the window shows it until the person reveals it: each secret in its text, file
         name and heading trail as • (same lengths, so highlights still fit); None when it holds none."""
-        found = [find_secrets(s) for s in (self.text, self.path, self.heading)]
+        found = [
+            find_secrets(self.text, context=self.context),
+            find_secrets(self.path, name=True),
+            find_secrets(self.heading, name=True),
+        ]
         if not any(found):
             return None
         text, path, heading = (mask(s, f) for s, f in zip((self.text, self.path, self.heading), found))

@@ -27,6 +27,7 @@ from .nearest import SegmentedNearest
 from .params import SearchParams
 from .postings import MergedTermIndex, TermIndex
 from .results import Hit, QueryTerm, SearchResult
+from .secret_layout import note_context
 from .topk import QueryTermRef, score_all, search_top_k
 
 EMBEDDED_NOW: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (model, chunk text) -> its row
@@ -55,6 +56,8 @@ class SearchableIndex(Protocol):
     def meaning_ready(self, name: str) -> bool: ...
 
     def chunk_texts(self, chunk_ids: Sequence[int] | None = None) -> list[str]: ...
+
+    def text_before(self, chunk_id: int, limit: int = ...) -> str: ...
 
 
 class Searcher:
@@ -151,6 +154,7 @@ class Searcher:
                     span,
                     c.page,
                     folded.get(doc, ()),
+                    note_context(self.index.text_before(doc), c.text),
                 )
             )
         took = (time.perf_counter() - t0) * 1000

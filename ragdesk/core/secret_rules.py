@@ -94,7 +94,7 @@ PLACEHOLDER = re.compile(
     r"`[^`]* [^`]*`|![A-Za-z]+(?:\s.*)?|@\w+|:[a-z_]+|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|\d{4}-\d{2}-\d{2}.*|"
     r"(?-i:[a-z_-]*(?:password|passwort|passwd|pass|secret|heslo|token|postgres|mysql))|"
     r"(?-i:(?:[A-Z][a-z]+)*(?:Password|Passwort|Secret|Token|Heslo))|"
-    r"(?:your|example|sample|dummy|placeholder|changeme|change_me|redacted)\w*(?:[-_.]\w+)*|"
+    r"(?:your|example|sample|dummy|placeholder|changeme|change_me|redacted)\w*(?:[-_.]\w+)*|my[-_.]\w+(?:[-_.]\w+)*|"
     r"(?:insert|enter|put|replace)[-_.]\w+(?:[-_.]\w+)*|"
     r"(?:my|the|some|a|an|secret|secrets|password|passw0rd|passwd|pass|pwd|token|key|none|null|nil|true|false|yes|"
     r"no|todo|tbd|required|optional|string|str|bool|boolean|int|integer|number|bytes|hidden|undefined|empty|"
@@ -107,6 +107,16 @@ PLACEHOLDER = re.compile(
 # Leetspeak spellings of the words every tutorial uses as a password ("P@ssW0rD!", "$ecret"): placeholders.
 LEET = str.maketrans("@$013457!", "asoieasty", "")
 _IDENT = r"(?:[a-z_][a-z0-9_]*(?:[A-Z][a-z0-9_]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+)*)"
+# PowerShell's approved verbs: "Read-Host" is a cmdlet, "Blue-Sky-42" or "Fromage-Bleu" a password
+_PS_VERBS = "|".join(
+    """Add Approve Assert Backup Block Build Checkpoint Clear Close Compare Complete Compress Confirm Connect Convert
+    ConvertFrom ConvertTo Copy Debug Deny Deploy Disable Disconnect Dismount Edit Enable Enter Exit Expand Export Find
+    ForEach Format Get Grant Group Hide Import Initialize Install Invoke Join Limit Lock Measure Merge Mount Move New
+    Open Optimize Out Ping Pop Protect Publish Push Read Receive Redo Register Remove Rename Repair Request Reset Resize
+    Resolve Restart Restore Resume Revoke Save Search Select Send Set Show Skip Split Start Step Stop Submit Suspend
+    Switch Sync Test Trace Unblock Undo Uninstall Unlock Unprotect Unpublish Unregister Update Use Wait Watch Where
+    Write""".split()
+)
 # getenv, os.environ, ENV, base64.b64encode; not a random word such as "nkBai0d0" (a digit inside a bare name)
 _CALLEE = rf"\\?(?:(?:[A-Za-z_$][\w$]*(?:\.|::|->|\\))+(?:{_IDENT}|[A-Z][A-Z0-9_]*)|(?![\w$]*\d[A-Za-z]){_IDENT}|[A-Z][A-Z_]*)"
 LOOKS_LIKE_CODE = re.compile(
@@ -116,7 +126,7 @@ LOOKS_LIKE_CODE = re.compile(
     r"|(?:self|this|args|opts|options|cfg|config|conf|settings|env|process|os|request|req|params|props|ctx|"
     r"context|secrets|vars|inputs|input|data|credentials|creds)(?:\.|\[|::|->).*"
     r"|[a-z]+(?:_[a-z]+)+[;,]?|[a-z]+(?:-[a-z]+)+[;,]?|[a-z]+(?:[A-Z][a-z]+)+[;,]?|[A-Z][a-z]+(?:[A-Z][a-z]+)+"
-    r"|\(?[A-Z][A-Za-z]+-[A-Z][A-Za-z]+\b.*"  # a PowerShell cmdlet: Read-Host, (ConvertTo-SecureString
+    rf"|\(?(?:{_PS_VERBS})-[A-Z][A-Za-z]+(?![\w-]).*"  # a PowerShell cmdlet: Read-Host, (ConvertTo-SecureString
     r"|(?:/|\./|\.\./|~/|[A-Za-z]:\\|\\\\)\S*"  # a path
     r"|\S+\.(?:pem|key|crt|cer|p12|pfx|jks|json|ya?ml|txt|env|gpg|asc|kdbx|ini|conf|cfg|toml|pub|md|sh|py)"
     r"|[a-z][a-z0-9+.-]*://(?![^/\s]*:[^/\s]*@)\S*"  # a URL without credentials
@@ -132,7 +142,8 @@ STRONG_WORDS = {
     "privatekey", "accesskey", "accesstoken", "masterkey", "signingkey", "encryptionkey", "clientsecret",
     "geheimnis", "geheim", "passe", "d'ordine", "senha", "wachtwoord", "lösenord", "losenord", "adgangskode",
     "passord", "salasana", "jelszó", "jelszo", "parola", "şifre", "sifre", "κωδικός", "heslá", "geslo", "lozinka",
-    "парола", "passwörter",
+    "парола", "passwörter", "slaptažodis", "slaptažodį", "slaptažodžio", "parool", "parooli", "contrasenya",
+    "contrasinal", "pasahitza", "lykilorð", "cyfrinair", "nenosiri", "पासवर्ड", "รหัสผ่าน", "পাসওয়ার্ড",
 }
 SUBSTRING_WORDS = ("password", "passwd", "secret", "token", "passwort", "пароль", "heslo", "apikey", "密码", "密碼",
                    "パスワード", "비밀번호", "暗証番号")
@@ -150,6 +161,9 @@ QUALIFIERS = {
     "доступу", "d'accès", "accesso", "d'api",
 }
 PASSPHRASE_WORDS = {"passphrase", "phrase", "pass-phrase"}
+# Names of a credential that do not say password, secret, token or key (GH_PAT, MAIL_AUTH, creds): their values
+# count only when they can be nothing else (`unmistakable`)
+CREDENTIAL_WORDS = {"pat", "auth", "creds", "cred", "credential", "credentials", "cookie", "passkey", "login_pass"}
 NOT_THE_VALUE = {  # the last part of a name whose value is about the secret, not the secret
     "file", "files", "path", "paths", "url", "uri", "urls", "endpoint", "name", "names", "length", "len", "size",
     "type", "types", "field", "fields", "policy", "policies", "expiry", "expires", "expiration", "expire", "ttl",
@@ -190,8 +204,12 @@ def secret_name(name: str, around: list[str] | tuple[str, ...] = ()) -> str | No
         "pass" in parts and "phrase" in parts
     ):
         return "passphrase"
+    if PROSE_NAME.fullmatch(name.strip()):  # a password's name in any language: "mật khẩu", "הסיסמה"
+        return "secret"
     if any(p in STRONG_WORDS or (p not in NOT_SECRET_WORDS and any(w in p for w in SUBSTRING_WORDS)) for p in parts):
         return "secret"
+    if any(p in CREDENTIAL_WORDS for p in parts) and len(parts) <= 4:
+        return "credential"
     near = parts + [p for w in around for p in _parts(w)]
     if any(p in KEY_WORDS or (p.endswith("key") and p[:-3] in QUALIFIERS) for p in parts) and any(
         p in QUALIFIERS or (p.endswith("key") and p[:-3] in QUALIFIERS) for p in near
@@ -208,7 +226,10 @@ KEYWORDS = (
     "jeton", "токен", "segret", "secreto", "секрет", "d'ordine", "key", "clé", "clef", "cle_", "cle ", "chiave",
     "klíč", "klic", "ключ", "schlüssel", "schluessel", "geheim", "senha", "wachtwoord", "lösenord", "losenord",
     "adgangskode", "passord", "salasana", "jelszó", "jelszo", "parola", "şifre", "sifre", "κωδικ", "geslo",
-    "lozinka", "密码", "密碼", "パスワード", "비밀번호", "暗証番号",
+    "lozinka", "密码", "密碼", "パスワード", "비밀번호", "暗証番号", "mật khẩu", "mat khau", "kata sandi", "kata laluan",
+    "סיסמ", "كلمة المرور", "كلمة السر", "كلمة مرور", "رمز عبور", "पासवर्ड", "รหัสผ่าน", "slaptažod", "parool",
+    "contrasenya", "contrasinal", "pasahitza", "lykilorð", "cyfrinair", "nenosiri", "পাসওয়ার্ড", "_pat", "pat_",
+    "auth", "cred", "cookie",
 )  # fmt: skip
 NAME_CHAR = re.compile(r"[\w.\-$]")
 # After a name: up to three words ("Пароль від адмінки"), a separator, the value. Separators of every
@@ -222,7 +243,9 @@ PROSE_NAME = re.compile(
     r"(?:passwords?|passwd|passwort|passphrase|passcode|pw|pwd|passe|mdp|heslo|hesla|heslem|пароль|пароля|"
     r"паролем|contraseña|kennwort|hasło|[\w-]*-?passwor[dt]|[\w-]*-?heslo|senha|wachtwoord|lösenord(?:et)?|"
     r"adgangskode(?:n)?|passord(?:et)?|salasana|jelszó|jelszava|parola|parolă|şifre|şifresi|κωδικός|geslo|lozinka|"
-    r"парола|\w*(?:密码|密碼|パスワード|비밀번호|暗証番号)\w*)",
+    r"парола|\w*(?:密码|密碼|パスワード|비밀번호|暗証番号|סיסמ|รหัสผ่าน|पासवर्ड|পাসওয়ার্ড)\w*|m[ậa]t kh[ẩa]u|kata (?:sandi|laluan)|"
+    r"كلمة (?:ال)?(?:مرور|سر)|رمز عبور|slaptažod\w*|parooli?|contrasenya|contrasinal|pasahitza|lykilorð|cyfrinair|"
+    r"nenosiri)",
     re.IGNORECASE,
 )
 # A password made of four or more words joined by one mark ("orange-tiger-maple-river", what
@@ -234,11 +257,12 @@ WORD_PASSPHRASE = re.compile(r"[^\W\d_]{3,12}([-._ ])[^\W\d_]{3,12}(?:\1[^\W\d_]
 PROSE_VALUE = re.compile(r"([`\"']?)[^\s'\"`()\[\]{}<>*|\\=?/]+\1[.,;:!?)]*")
 PROSE_CONNECTORS = {"is", "are", "was", "est", "sont", "je", "jsou", "è", "e", "ist", "lautet", "es", "era", "—",
                     "–", "-", "=", ":", "is:", "→", "=>", "це", "є", "è:", "é", "são", "är", "jest", "lautet:",
-                    "je:", "est:", "es:", "ist:", "takový:", "такий:", "È", "er", "on:"}
+                    "je:", "est:", "es:", "ist:", "takový:", "такий:", "È", "er", "on:", "là", "adalah", "ialah", "היא",
+                    "הוא", "هي", "هو", "है", "คือ", "este", "yra", "yw"}
 # Words after which a value counts only when it reads as one word of prose (no brackets or markup):
 # "now", Polish "to" ("hasło … to X", and English "to" is common before other things)
 WEAK_CONNECTORS = {"to", "now", "now:", "agora", "adesso", "ora", "jetzt", "nu", "teď", "nyní", "тепер", "maintenant",
-                   "ahora", "desormais", "désormais"}
+                   "ahora", "desormais", "désormais", "artık", "şimdi", "sekarang", "giờ", "כעת", "الآن", "अब"}
 # "changed it to X", "geändert auf X", "veranderd in X", "změnil na X": a verb of changing, then one of these
 CHANGE_STEMS = ("chang", "verander", "geänd", "geaend", "změn", "zmen", "zmien", "cambi", "alter", "ändr", "endr",
                 "vaihd", "змін", "измен", "modifi", "reset", "set", "updat", "rotat", "switch")
@@ -275,6 +299,29 @@ def looks_like_a_credential(value: str) -> bool:
     return any(c.isdigit() for c in v) or any(not c.isalnum() and c not in "'’-" for c in v[1:])
 
 
+MARKUP = "*_~`"  # Markdown around a word: **bold**, _italic_, `code`, ~~struck~~
+_NOT_A_PASSWORD = re.compile(  # what reads as a credential's mix of letters, digits and marks but is not one
+    r"(?i)\d+(?:[.,:/-]\d+)*[a-z]{0,3}|v?\d+(?:\.\d+)+[\w.-]*|[a-z]+-?\d+(?:-\d+)*|\d+-?[^\W\d_]+(?:-[^\W\d_]+)*|"
+    r"[\w.-]+:\d[\d.]*|"
+    r"(?:sha|md|aes|rsa|ecdsa|ed|utf|iso|pbkdf|argon|scrypt|bcrypt|hmac|crc|base|x|win|python|ipv|tls|ssl|http)"
+    r"[\w.-]*|\w+@[\w.-]+|1password\w*|[\w.-]*\.(?:com|org|net|io|cz|de|txt|md|py|json)"
+)
+
+
+def unmistakable(word: str) -> bool:
+    """A word within a few words of a password's name that reads as nothing but a credential: letters mixed
+    with digits or marks, 8 or more, not a number, date, version, algorithm, address or placeholder
+    ("it's Tuleni-Mys-33 now", "Use Vpn!Leden2025 until…")."""
+    w = word.rstrip(".,;:!?)").strip(MARKUP).strip("\"'«»„“”")
+    if len(w) < 8 or not PROSE_VALUE.fullmatch(w) or _NOT_A_PASSWORD.fullmatch(w):
+        return False
+    if any(k in w.lower() for k in SUBSTRING_WORDS):  # "E2E-Verschlüsselungspasswort" names one
+        return False
+    cases = any(c.isupper() for c in w) and any(c.islower() for c in w)
+    marks = any(c in "!#$%&*+=?@^~" for c in w)
+    return (cases or marks) and any(c.isdigit() for c in w) and looks_like_a_credential(w)
+
+
 def _url_password(value: str) -> bool:
     """A URL's password counts, like an assigned value, from 8 characters (percent-decoded) unless it is
     a placeholder ("password", "[:password]", "${PASS}")."""
@@ -289,6 +336,8 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     # an argument a tool takes as the password itself: anything but a placeholder, even a word that
     # reads as code ("PuEtlPofqtJy" is PascalCase to LOOKS_LIKE_CODE)
     "p": lambda value: not placeholder_word(value),
+    "m": lambda value: unmistakable(value),  # an option shared by other meanings (-p a port, a path, a flag)
+    "n": lambda value: len(set(value)) > 1 and value not in "0123456789" and value not in "9876543210",  # not 0000, 1234
 }
 
 # An HTTP client's -u/--user, up to its value (the options may run over lines continued with \).
@@ -358,6 +407,45 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
      r"(?i)\b(?:creds?|credentials|logins?|accounts?|přihlašovací[ \t]+údaje|zugangsdaten)\b[^\n:]{0,40}:[ \t]*"
      r"[^\s/:]{2,40}[ \t]+/[ \t]+(\S{4,})", "p", 1),
     ("Wi-Fi password", "wifi:", r"WIFI:[^\n]*?(?<=[:;])P:((?:\\.|[^;\\\n])+)", "p", 1),
+    # command-line tools' password options: -U user%password (Samba), /p: and /pass: (Windows, FreeRDP),
+    # -pw (PuTTY), -P (sqlcmd, bcp), -w (OpenLDAP), `net user NAME PASSWORD`; -p of any tool when the value
+    # can be nothing else
+    ("password on a command line", "-u", r"(?:^|[\s`])-U[ \t]+['\"]?[^\s%'\"]+%([^\s'\"`]+)", "p", 1),
+    ("password on a command line", "/p", r"(?i)(?:^|[\s`])/(?:p:|(?:pass|password|pwd)[:=])['\"]?([^\s'\"`]+)", "p", 1),
+    ("password on a command line", "-pw", r"\b(?:plink|pscp|psftp|putty)\b[^\n]*?[ \t]-pw[ \t]+['\"]?([^\s'\"`]+)", "p", 1),
+    ("password on a command line", "-p", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]*?[ \t]-P[ \t]*['\"]?([^\s'\"`]+)", "p", 1),
+    ("password on a command line", "ldap", r"\bldap\w*\b[^\n]*?[ \t]-w[ \t]+['\"]?([^\s'\"`]+)", "p", 1),
+    ("password on a command line", "net", r"(?i)\bnet[ \t]+user[ \t]+\S+[ \t]+(?![/*])([^\s`]+)", "p", 1),
+    ("password on a command line", "-p", r"(?:^|[\s`])-(?:p|P|pw|pass)[ \t]+['\"]?([^\s'\"`]+)", "m", 1),
+    # a URL's query parameter named for a key, token, secret or password (?appid=, &access_token=, otpauth's secret=)
+    ("password or secret", "id=|key=|token=|auth=|secret=|passwd=|pwd=|pass=|password=|sig=|signature=|sid=",
+     r"(?i)[?&;](?:app_?id|app_?key|api_?key|key|access_?token|auth_?token|token|auth|secret|client_?secret|password|"
+     r"passwd|pwd|pass|sig|signature|private_?token|session_?id|sid)=([^&\s#\"'<>`)]{8,})", "", 1),
+    # an HTTP header that carries a credential besides Authorization: a session cookie
+    ("bearer token", "cookie",
+     r"(?i)\b(?:set-)?cookie:[^\n]*?\b[\w-]*(?:sess|sid|auth|token|jwt|remember)[\w-]*=([^;\s\"'`]{16,})", "", 1),
+    # a PIN, PUK or a door's, alarm's or safe's code: 4-8 digits right after it or after "is" / ":"
+    ("PIN or code", "pin|puk|code|kód|codice|código",
+     r"(?:\b(?:PIN|PUK)(?:[- ]?(?i:code|kód|kódu|codice|código|nummer|number))?|(?i:\b(?:alarm|door|gate|safe|lock|garage|entry|"
+     r"keypad|access|entrance|building|trezor|sejf|alarmu|zámku|dveří|porta|allarme|portail|Tür|Alarm)[ -]?(?:code|kód|"
+     r"kódu|codice|código|code)s?|\b(?:code|kód|kódu|codice|código)(?:[ \t]+[^\W\d_]+){0,2}?[ \t]+(?:alarm\w*|door|gate|"
+     r"safe|lock|garage|trezor\w*|sejf\w*|zámk\w*|dveř\w*|brán\w*|garáž\w*|porta|allarme|cancello|portail|coffre)))\b"
+     r"(?:[^\n.\d]{0,40}?[ \t](?i:is|je|est|è|ist|es|era|was|zní|jest|é|lautet|=|:))?"
+     r"[ \t]*[:=]?[ \t]*\**(\d{4,8})\b(?![.,:/]\d)", "n", 1),
+    # what is typed into a password prompt: echo/printf piped into sudo -S, passwd, --password-stdin…; expect's send
+    ("password on a command line", "echo|printf",
+     r"\b(?:echo|printf)[ \t]+(?:-[ne]+[ \t]+)?(['\"])(.+?)\1[^\n|]*\|[ \t]*(?:sudo[ \t]+(?:-\w*S|--stdin)|passwd|chpasswd|"
+     r"kinit|cryptsetup|[^\n]*--password-stdin|[^\n]*-pass(?:in)?[ \t]+stdin)", "p", 2),
+    ("password on a command line", "send",
+     r"\bexpect[ \t]+(?:-\w+[ \t]+)*\"[^\"\n]*(?i:assword|passphrase|pin|heslo|passwort|mot de passe)[^\"\n]*\"[ \t]*\n"
+     r"(?:[ \t]*\n)*[ \t]*send[ \t]+(?:--[ \t]+)?\"([^\"\n]+?)(?:\\r|\\n)?\"", "p", 1),
+    # a two-factor seed: base32 (A-Z, 2-7) after 2FA, TOTP, MFA, authenticator or secret
+    ("two-factor seed", "2fa|totp|otp|mfa|authenticator|factor|2-step|two-step|seed|secret",
+     r"(?i:2fa|totp|otp|mfa|authenticator|two[- ]factor|2-step|two-step|seed|secret)[^\n]{0,60}?(?<![A-Za-z0-9])"
+     r"((?=[A-Z2-7]*[2-7][A-Z2-7]*[2-7])(?=[A-Z2-7]*[A-Z][A-Z2-7]*[A-Z])[A-Z2-7]{16,64}={0,6})(?![A-Za-z0-9])", "", 1),
+    # private keys without a PEM header: a JSON Web Key's private members, OpenSSH's base64 body
+    ("private key", "\"kty\"", r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"([A-Za-z0-9_-]{16,})\"", "", 1),
+    ("private key", "b3blbnnzac1rzxktdje", r"(b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,}(?:\s*\n[A-Za-z0-9+/=]{20,})*)", "", 1),
     ("webhook URL", "hook",
      r"https?://[^\s]*?(?:web)?hooks?\b[^\s]*?/((?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{6,})/?"
      r"(?=[\s)\]>\"'`]|$)", "", 1),

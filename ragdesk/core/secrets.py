@@ -20,8 +20,12 @@ Findings carry where and what kind, never the value.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from .languages import STOP_WORDS
+from .secret_layout import joined_words, structure_spans
 from .secret_rules import (
     ASSIGNMENT_TAIL,
     CHANGE_PREPS,
@@ -29,6 +33,7 @@ from .secret_rules import (
     FORMATS,
     KEY_WORDS,
     KEYWORDS,
+    MARKUP,
     NAME_CHAR,
     OTHER_FIELDS,
     PLACES,
@@ -36,14 +41,13 @@ from .secret_rules import (
     PROSE_NAME,
     PROSE_QUALIFIERS,
     PROSE_VALUE,
-    SHORT_COLUMNS,
-    TABLE_SECRET_COLUMN,
+    SUBSTRING_WORDS,
     WEAK_CONNECTORS,
-    WORD_PASSPHRASE,
     is_placeholder,
     looks_like_a_credential,
     placeholder_word,
     secret_name,
+    unmistakable,
 )
 
 REDACTED = "[REDACTED {kind}]"
@@ -68,8 +72,10 @@ def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool, password: bo
     Attempts to consume…") are not. After a name that says password, words joined by one mark are a
     password however much they read as a slug."""
     v = value.strip("\"'`")
-    if password and _joined_words(v):
+    if password and joined_words(v):
         return True
+    if password and value[0] in "\"'`" and _SLUG.fullmatch(v) and not placeholder_word(v):
+        return True  # quoted after a password's name: `houby-v-lese` is the password, not a name in code
     if is_placeholder(v) or (not phrase and v.count(" ") >= 2):
         return False
     if v.rstrip("*_,;:.)`").isalpha() and rest_of_line.strip() and value[0] not in "\"'`":
@@ -80,9 +86,26 @@ def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool, password: bo
     return len(v) >= 8 or short
 
 
-def _joined_words(value: str) -> bool:
-    """A password of words joined by one mark ("orange-tiger-maple-river"), not a placeholder."""
-    return bool(WORD_PASSPHRASE.fullmatch(value)) and not placeholder_word(value)
+_SLUG = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+")
+_PHRASE = re.compile(r"[ \t]*([\"'`“„«]?)((?:[^\W\d_]{2,}[ \t]+){2,6}[^\W\d_]{2,})([\"'`”“»]?)(?=[ \t]*([.,;!)]|$|\n))")
+_STOP_WORDS = frozenset().union(*STOP_WORDS.values())
+
+
+def _words_phrase(text: str, at: int, assigned: bool = False) -> tuple[int, int] | None:
+    """Three to seven words after a password's name: quoted ("seven purple kites at dawn"), or lower-case
+    words that build no sentence ("correct horse battery staple"; not "see the wiki", "same as above")
+    that end the line (or, after `:`, a clause: "is therefore never stored, as…" is a sentence)."""
+    m = _PHRASE.match(text, at)
+    if m is None or m.group(1) and not m.group(3) or m.group(3) and not m.group(1):
+        return None
+    words = m.group(2).split()
+    if any(k in w.lower() for w in words for k in SUBSTRING_WORDS):
+        return None
+    if m.group(1):
+        return m.span(2)
+    if any(not w.islower() or len(w) < 3 or w in _STOP_WORDS for w in words):
+        return None
+    return m.span(2) if m.group(4) in ("", "\n") or (assigned and m.group(4) == ",") else None
 
 
 def _keywords(text: str) -> list[tuple[int, int]]:
@@ -127,6 +150,13 @@ def _named(text: str) -> list[tuple[str, int, int]]:
         what = secret_name(text[start:end], before + (tail.group("words").split() if tail else []))
         if what is None:
             continue
+        if what == "credential":
+            if tail is not None and unmistakable(tail.group("value").strip("\"'`")):
+                v_start, v_end = tail.span("value")
+                quoted = tail.group("value")[0] in "\"'`" and v_end - v_start > 2
+                out.append(("password or secret", v_start + quoted, v_end - quoted))
+                done = v_end
+            continue
         if tail is not None:
             value = tail.group("value")
             v_start, v_end = tail.span("value")
@@ -136,20 +166,65 @@ def _named(text: str) -> list[tuple[str, int, int]]:
                 v_end = v_start + len(value)
             line_end = text.find("\n", v_end)
             rest = text[v_end : len(text) if line_end < 0 else line_end]
-            if _assigned_value_ok(value, rest, what == "passphrase", bool(PROSE_NAME.fullmatch(text[start:end]))):
+            password = bool(PROSE_NAME.fullmatch(text[start:end]))
+            if _assigned_value_ok(value, rest, what == "passphrase", password):
                 if len(value) > 2 and value[0] in "\"'`" and value[-1] == value[0]:  # the quotes stay
                     v_start, v_end = v_start + 1, v_end - 1
                 out.append(("password or secret", v_start, v_end))
                 done = v_end
+                continue
+            found = _words_phrase(text, v_start, assigned=True) if password else None
+            found = found or (_value_below(text, start, end) if not rest.strip() and len(value) <= 2 else None)
+            if found is not None:
+                out.append(("password or secret", *found))
+                done = found[1]
             continue
         if text[:start].rstrip(" \t*").endswith(("=", ":")):  # the name is itself a value: keyformat=passphrase
             continue
+        below = _value_below(text, start, end) if text[start:end].lower() != "pass" else None
+        if below is not None:
+            out.append(("password or secret", *below))
+            done = below[1]
+            continue
+        if text[start:end].lower() == "pass":  # "login ota pass Lipa-Kvet-2024": only a value that is nothing else
+            after = re.match(r"[ \t]+(\S+)", text[end:])
+            if after is not None and unmistakable(after.group(1)):
+                out.append(("password or secret", end + after.start(1), end + after.end(1)))
+            continue
         if what == "passphrase" or PROSE_NAME.fullmatch(text[start:end]) or _qualified_key(text[start:end], before):
-            found = _prose_value(text, end, what == "passphrase", strict="_" not in text[start:end])
+            password = bool(PROSE_NAME.fullmatch(text[start:end]))
+            found = _prose_value(text, end, what == "passphrase", strict="_" not in text[start:end], password=password)
             if found is not None:
                 out.append(("password or secret", *found))
                 done = found[1]
     return out
+
+
+_LABEL_END = re.compile(r"(?:[ \t]+[^\W_][\w'’\-]{0,29}){0,4}[ \t]*[*_]*[ \t]*[:：]?[ \t]*[*_]*[ \t]*(?=\n)")
+_LABEL_START = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|[-*+>][ \t]+|\d+[.)][ \t]+)?[*_]*(?:[^\W_][\w'’\-]*[ \t]+){0,3}")
+_VALUE_LINE = re.compile(
+    r"\n(?:[ \t]*(?:```|~~~)[^\n]*\n|[ \t]*\n){0,3}[ \t]*(?:[-*+>][ \t]+)?"
+    r"([`\"'*_]*)([^\s:/@()\[\]{}]+?)\1[ \t]*(?=\n|$)"
+)
+
+
+def _value_below(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """A short label line that a secret's name ends ("**Wi-Fi password:**", "## API token", "Heslo k
+    routeru") and the value alone on the next line with text (past blank lines, a code fence, a list
+    marker or quotes): a word with a digit or a mark, not a sentence's end."""
+    line_start = text.rfind("\n", 0, start) + 1
+    label = _LABEL_END.match(text, end)
+    if label is None or not _LABEL_START.fullmatch(text, line_start, start):
+        return None
+    m = _VALUE_LINE.match(text, label.end())
+    if m is None:
+        return None
+    value = m.group(2)
+    if value.strip(MARKUP).isalpha() or value.endswith((".", ",", ";")):
+        return None
+    if any(k in value.lower() for k in SUBSTRING_WORDS):
+        return None
+    return m.span(2) if _assigned_value_ok(value, "", False, True) else None
 
 
 def _qualified_key(name: str, before: list[str]) -> bool:
@@ -164,7 +239,9 @@ def _qualified_key(name: str, before: list[str]) -> bool:
 PROSE_WORDS = 9  # how far after a password's name its value may come ("… heb ik veranderd in Fietsbel#19")
 
 
-def _prose_value(text: str, at: int, phrase: bool = False, strict: bool = True) -> tuple[int, int] | None:
+def _prose_value(
+    text: str, at: int, phrase: bool = False, strict: bool = True, password: bool = False
+) -> tuple[int, int] | None:
     """The first word within PROSE_WORDS after `at` on its line, right after the name or after a connector
     ("is", "est", "je", "è", "ist", "—", a word ending in ":"), that reads as a credential; for a
     pass-phrase, the rest of the line after the connector."""
@@ -182,6 +259,9 @@ def _prose_value(text: str, at: int, phrase: bool = False, strict: bool = True) 
             start = at + w.start()
             return start, start + len(w.group(0))
         if connected or (i == 0 and w.start() > 0):  # right after the name, a space between
+            words_phrase = _words_phrase(text, at + w.start()) if connected and password else None
+            if words_phrase is not None:
+                return words_phrase
             if phrase and i:
                 value = rest[w.start() :].rstrip()
                 if len(value.split()) >= 3 and looks_like_a_credential(value.replace(" ", "")):
@@ -193,9 +273,15 @@ def _prose_value(text: str, at: int, phrase: bool = False, strict: bool = True) 
             if plain and looks_like_a_credential(value):
                 start = at + w.start()
                 return start, start + len(value)  # a full stop or bracket after it goes too: harmless
-        if i and w.group(0).endswith((".", ";")):  # the sentence ended
-            return None
+        if i and w.group(0).endswith((".", ";")):  # the sentence ended: only an unmistakable value further on
+            break
+    for w in words[1:]:
+        if unmistakable(w.group(0)):
+            start = at + w.start()
+            return start, start + len(w.group(0))
     return None
+
+
 
 
 def _weakly_connected(words: list[re.Match[str]], i: int) -> bool:
@@ -222,136 +308,38 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
         for m in pattern.finditer(text):
             if check(m.group(group)):
                 out.append((kind, *m.span(group)))
-    return out + _named(text) + _table_cells(text) + _csv_cells(text) + _kubernetes_secret(text)
+    return out + _named(text) + structure_spans(text)
 
 
-def _table_cells(text: str) -> list[tuple[str, int, int]]:
-    """Cells of a Markdown table's column whose header names a password, key or token."""
-    out: list[tuple[str, int, int]] = []
-    lines = text.split("\n")
-    offset = 0
-    columns: set[int] = set()
-    header: set[int] = set()
-    passwords: set[int] = set()  # of the columns, those named password (words joined count there)
-    for line in lines:
-        stripped = line.strip()
-        if not stripped.startswith("|"):
-            columns, header = set(), set()
-        else:
-            cells = stripped.strip("|").split("|")
-            if set(stripped) <= set("|-: "):
-                columns = header  # the row above was the header
-            elif not columns:
-                header = {i for i, c in enumerate(cells) if _secret_column(c)}
-                passwords = {i for i in header if PROSE_NAME.fullmatch(cells[i].strip().strip("*"))}
-            else:
-                at = offset + line.index("|") + 1
-                for i, cell in enumerate(cells):
-                    value = cell.strip()
-                    readable = i in passwords and _joined_words(value)
-                    if i in columns and len(value) >= 4 and (readable or not is_placeholder(value)):
-                        start = at + cell.index(value)
-                        out.append(("password or secret", start, start + len(value)))
-                    at += len(cell) + 1
-        offset += len(line) + 1
-    return out
+_NOTE_EXTENSION = re.compile(
+    r"\.(?:md|markdown|mdown|txt|text|rst|org|adoc|tex|pdf|html?)(?=$|[\s/\\:)\]\"'])", re.IGNORECASE
+)
+# A control character as a file name's source line shows it (`\x0a`), or as a person escapes it
+_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[nrt])")
 
 
-def _secret_column(header: str) -> bool:
-    """A table's or CSV's column whose header names a password, PIN, secret or token ("Password",
-    "login_password", "PW", "Heslo", "API key"), not something about one ("Password policy")."""
-    name = header.strip().strip("*\"' ")
-    if TABLE_SECRET_COLUMN.match(name) or name.lower() in SHORT_COLUMNS:
-        return True
-    words = re.split(r"[\s_.\-]+", name.lower())
-    return len(name) <= 40 and len(words) <= 3 and bool(secret_name(name)) and any(
-        PROSE_NAME.fullmatch(w) or w in ("secret", "token") for w in words
-    )
+def _name_reading(name: str) -> str | None:
+    """A file name or heading trail read as a person would, the same length as `name` (so spans carry
+    over): note extensions blanked, escaped line breaks made line breaks again; None when nothing changes."""
+    reading = _NOTE_EXTENSION.sub(lambda m: " " * len(m.group(0)), name)
+    if "\\" in reading:
+        reading = _ESCAPE.sub(lambda m: "\n" + " " * (len(m.group(0)) - 1), reading)
+    return None if reading == name else reading
 
 
-_COLUMN_NAME = re.compile(r"[ \t]*\"?[\w][\w .\-/#()]{0,38}\"?[ \t]*")  # what a CSV header's fields look like
-
-
-_CSV_SEPARATORS = ",;\t"
-
-
-def _csv_cells(text: str) -> list[tuple[str, int, int]]:
-    """Cells under a CSV header that names a password column (a password manager's export: Bitwarden's
-    `login_password`, KeePass's "Password"), in the rows below it with as many fields."""
-    out: list[tuple[str, int, int]] = []
-    offset = 0
-    columns: list[int] = []
-    width, sep = 0, ","
-    for line in text.split("\n"):
-        fields = None
-        if columns:
-            fields = _fields(line, sep)
-            if fields is None or len(fields) != width:
-                columns = []
-            else:
-                for i in columns:
-                    start, end = fields[i]
-                    value = line[start:end]
-                    if len(value) >= 4 and not placeholder_word(value):  # in its column, any word is one
-                        out.append(("password or secret", offset + start, offset + end))
-        if not columns:
-            for sep in _CSV_SEPARATORS:
-                fields = _fields(line, sep) if line.count(sep) >= 2 else None
-                if fields and all(_COLUMN_NAME.fullmatch(line[a:b]) for a, b in fields):
-                    named = [i for i, (a, b) in enumerate(fields) if _secret_column(line[a:b])]
-                    if named:
-                        columns, width = named, len(fields)
-                        break
-        offset += len(line) + 1
-    return out
-
-
-def _fields(line: str, sep: str) -> list[tuple[int, int]] | None:
-    """Each field's span in a CSV line (inside its quotes when quoted), or None when it is not one."""
-    spans = []
-    at = 0
-    while at <= len(line):
-        if line.startswith('"', at):
-            end = line.find('"', at + 1)
-            while end >= 0 and line.startswith('""', end):
-                end = line.find('"', end + 2)
-            if end < 0:
-                return None
-            spans.append((at + 1, end))
-            at = end + 1
-            rest = line[at:].lstrip(" ")
-            if rest and not rest.startswith(sep):
-                return None
-            at = len(line) - len(rest) + 1
-        else:
-            end = line.find(sep, at)
-            end = len(line) if end < 0 else end
-            spans.append((at, end))
-            at = end + 1
-    return spans
-
-
-_KIND_SECRET = re.compile(r"(?m)^[ \t]*kind:[ \t]*Secret[ \t]*$")
-_DATA_BLOCK = re.compile(r"(?m)^([ \t]*)(?:data|stringData):[ \t]*\n((?:\1[ \t]+[^\n]*\n?)+)")
-_DATA_ENTRY = re.compile(r"(?m)^[ \t]+[\w.-]+:[ \t]*[\"']?([^\s\"'#][^\s\"']{3,})")
-
-
-def _kubernetes_secret(text: str) -> list[tuple[str, int, int]]:
-    """The values under `data:` and `stringData:` of a Kubernetes Secret (base64 or plain: each is one)."""
-    if not _KIND_SECRET.search(text):
-        return []
-    out = []
-    for block in _DATA_BLOCK.finditer(text):
-        for m in _DATA_ENTRY.finditer(text, block.start(2), block.end(2)):
-            out.append(("password or secret", *m.span(1)))
-    return out
-
-
-def find_secrets(text: str) -> list[Secret]:
+def find_secrets(text: str, name: bool = False, context: str = "") -> list[Secret]:
     """Secrets in `text`, in order; overlapping findings keep the first rule's (most specific) kind and
-    cover both spans."""
+    cover both spans. `name`: `text` is a file name or a source line, read also as in _name_reading.
+    `context`: what of its note comes before it (secret_layout.note_context), read with it and never reported."""
     found: list[list] = []  # [kind, start, end]
-    for kind, start, end in _spans(text):
+    spans = _spans(text)
+    if context:
+        offset = len(context)
+        spans += [(kind, max(s, offset) - offset, e - offset) for kind, s, e in _spans(context + text) if e > offset]
+    reading = _name_reading(text) if name else None
+    if reading is not None:
+        spans += _spans(reading)
+    for kind, start, end in spans:
         if end <= start:
             continue
         for f in found:
@@ -401,12 +389,13 @@ class Scrubber:
     """Redacts what leaves the machine in a search's output: the secrets in every string, and the
     pieces of a secret typed into the query itself (its terms, stems and trigrams in the explanation)."""
 
-    def __init__(self, query: str = "") -> None:
+    def __init__(self, query: str = "", hits: Sequence[Any] = ()) -> None:
         self.pieces = [query[s.start : s.end].lower() for s in find_secrets(query)]
         self.count = 0  # secrets redacted so far
+        self.contexts = {h.text: h.context for h in hits if h.context}  # a hit's text is read with its note's
 
     def text(self, s: str) -> str:
-        found = find_secrets(s)
+        found = find_secrets(s, name=True, context=self.contexts.get(s, ""))  # read as a file name too
         self.count += len(found)
         out = redact(s, found) if found else s
         if self.pieces:

@@ -88,6 +88,13 @@ class ChunkTable:
             page=page,
         )
 
+    def text_before(self, chunk_id: int, limit: int = 20_000) -> str:
+        """Up to `limit` characters of the chunk's note just before it (what decides whether a table's
+        row or a line under a heading is a secret: secret_layout.note_context)."""
+        note_idx = int(self.chunk_note[chunk_id])
+        start = int(self.spans[chunk_id][0])
+        return self.note_slice(note_idx, max(0, start - limit), start) if start else ""
+
     def chunk_context(self, chunk_id: int) -> str:
         """Text indexed with the chunk besides its own (title and headings), or "" when context is off."""
         return CONTEXT_SEP.join(self.chunk_context_parts(chunk_id))

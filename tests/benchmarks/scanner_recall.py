@@ -1,6 +1,7 @@
 """Recall of ragdesk's secret detector on positives written outside its rules: gitleaks' own true
 positives (tests/data/secrets/scanners/gitleaks.txt) per rule file, and the forms of issue 59 written
-before their rules (tests/data/secrets/fresh.txt) per form; each the development two thirds apart from
+before their rules (tests/data/secrets/fresh.txt, and a second round of other forms in fresh2.txt) per
+form; each the development two thirds apart from
 the held-out third (kept out of rule development; its figure is the promise, issue 59). A gitleaks
 record counts as found when something in it is redacted (gitleaks marks no span); a fresh one when
 every character of its marked credentials is.
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from pathlib import Path
 
 from ragdesk.core.secrets import find_secrets
-from tests.data.labelled import FRESH_SECRETS, SCANNERS, load
+from tests.data.labelled import FRESH2_SECRETS, FRESH_SECRETS, SCANNERS, load
 
 
 def recall() -> dict[str, tuple[int, int]]:
@@ -43,11 +45,20 @@ def main() -> None:
         print(f"| {cls} | {d}/{dn} | {h}/{hn} |")
     for part, (f, n) in recall().items():
         print(f"{part}: {f}/{n} = {f / n:.3f}")
-    fresh = load(FRESH_SECRETS)
-    print("\n| form written before its rules (fresh.txt) | dev | held-out |\n|---|---:|---:|")
+    for corpus in (FRESH_SECRETS, FRESH2_SECRETS):
+        _fresh_table(corpus)
+    if args.missed:
+        for r in records:
+            if r.lang == "dev" and not find_secrets(r.text):
+                print(f"MISSED [{r.cls}] {r.text[:140]!r}")
+
+
+def _fresh_table(corpus: Path) -> None:
+    """Per form, the dev and held-out records whose every marked character is redacted."""
+    print(f"\n| form written before its rules ({corpus.name}) | dev | held-out |\n|---|---:|---:|")
     per_form: dict[str, list[int]] = {}
     totals = {"dev": [0, 0], "held-out": [0, 0]}
-    for r in fresh:
+    for r in load(corpus):
         row = per_form.setdefault(r.cls, [0, 0, 0, 0])
         hit = r.covered_by([(s.start, s.end) for s in find_secrets(r.text)])
         row[0 if r.shape == "dev" else 2] += hit
@@ -57,11 +68,7 @@ def main() -> None:
     for cls, (d, dn, h, hn) in per_form.items():
         print(f"| {cls} | {d}/{dn} | {h}/{hn} |")
     for part, (found, n) in totals.items():
-        print(f"fresh {part}: {found}/{n} = {found / n:.3f}")
-    if args.missed:
-        for r in records:
-            if r.lang == "dev" and not find_secrets(r.text):
-                print(f"MISSED [{r.cls}] {r.text[:140]!r}")
+        print(f"{corpus.stem} {part}: {found}/{n} = {found / n:.3f}")
 
 
 if __name__ == "__main__":

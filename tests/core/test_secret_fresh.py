@@ -12,26 +12,32 @@ from ragdesk.core.secrets import find_secrets, redact
 from ..data.labelled import load, regenerated
 
 FRESH = Path(__file__).parents[1] / "data" / "secrets" / "fresh.txt"
+FRESH2 = FRESH.with_name("fresh2.txt")
 RECORDS = load(FRESH)
-# Measured 2026-12-07 when the rules were written: held out 16/20 (before: 6/20), dev 40/40 (before: 12/40).
+# Measured 2026-12-07 when the rules were written: held out 16/20 (before: 6/20), dev 40/40 (before: 12/40);
+# with the second round's mechanisms 17/20. The second round, other forms (fresh2.txt), before its rules:
+# dev 15/40, held out 3/20; after: dev 40/40, held out 16/20 (17/20 after one change made with its misses seen).
 HELD_OUT = 0.80
 DEV = 0.95
 
 
-def test_the_corpus_is_what_its_generator_writes(tmp_path: Path) -> None:
-    assert regenerated(FRESH, tmp_path / "f.txt", "make_fresh.py") == FRESH.read_text(encoding="utf-8")
+@pytest.mark.parametrize(("corpus", "generator"), [(FRESH, "make_fresh.py"), (FRESH2, "make_fresh2.py")])
+def test_the_corpus_is_what_its_generator_writes(tmp_path: Path, corpus: Path, generator: str) -> None:
+    assert regenerated(corpus, tmp_path / "f.txt", generator) == corpus.read_text(encoding="utf-8")
 
 
-def test_recall_on_forms_written_before_their_rules() -> None:
+@pytest.mark.parametrize("corpus", [FRESH, FRESH2])
+def test_recall_on_forms_written_before_their_rules(corpus: Path) -> None:
     hit = {"dev": [0, 0], "held-out": [0, 0]}
-    for r in RECORDS:
+    for r in load(corpus):
         hit[r.shape][0] += r.covered_by([(s.start, s.end) for s in find_secrets(r.text)])
         hit[r.shape][1] += 1
     (dev, dev_n), (held, held_n) = hit["dev"], hit["held-out"]
     assert (dev_n, held_n) == (40, 20) and held / held_n >= HELD_OUT and dev / dev_n >= DEV, hit
 
 
-# (text, the secret): each form's mechanism on a case in neither corpus; 17 of the 20 leaked before.
+# (text, the secret): each form's mechanism on a case in no corpus; 17 of the first 20 leaked before, and
+# 20 of the second round's 21 (written with the fresh2.txt mechanisms; not `?key=`).
 CASES = [
     ("GRANT ALL ON db.* TO 'bi'@'10.0.0.%' IDENTIFIED BY 'Gr4nt-Bi-Q1';", "Gr4nt-Bi-Q1"),
     ("CREATE ROLE reader LOGIN PASSWORD 'Rd!2024-ro';", "Rd!2024-ro"),
@@ -55,6 +61,29 @@ CASES = [
     ("Das Kennwort vom Büro-WLAN habe ich gestern geändert auf Buero!Netz7.", "Buero!Netz7"),
     ("邮箱的密码是 youxiang2024 。", "youxiang2024"),
     ("Het wachtwoord voor de router is nu Modem#7788.", "Modem#7788"),
+    # the second round's mechanisms
+    ("### Synology admin password\n\n```\nDisk-Stanice-19\n```", "Disk-Stanice-19"),
+    ("WLAN-Passwort:\n- `Garten!Haus7`", "Garten!Haus7"),
+    ("mount -t cifs //nas/media /mnt -o vers=3.0 && smbclient //nas/media -U jana%Media-Pass-3", "Media-Pass-3"),
+    ("ldapsearch -x -D cn=admin,dc=example,dc=org -w Ldap!Adm1n -b dc=example,dc=org", "Ldap!Adm1n"),
+    ("plink -ssh root@10.0.0.5 -pw Plink#Root5", "Plink#Root5"),
+    ("az login -u ops@example.com -p Azure!Ops2024", "Azure!Ops2024"),
+    ("https://maps.example.com/api/js?key=Qw7Er9Ty2Ui4Op6As8Df&callback=init", "Qw7Er9Ty2Ui4Op6As8Df"),
+    ("Cookie: theme=dark; auth_session=f0e1d2c3b4a5968778695a4b3c2d1e0f", "f0e1d2c3b4a5968778695a4b3c2d1e0f"),
+    ("NPM_PAT=Npm7Pat9Zx2Cv4Bn6Mq8Wr1", "Npm7Pat9Zx2Cv4Bn6Mq8Wr1"),
+    ("Kata laluan akaun bank ialah Durian#2024.", "Durian#2024"),
+    ("Mật khẩu email là Bien-Xanh-77.", "Bien-Xanh-77"),
+    ("Kód k trezoru je 583920.", "583920"),
+    ("Garage door code: 7719", "7719"),
+    ("The VPN password is `Sever-Jih-12`.", "Sever-Jih-12"),
+    ("echo 'Kinit-Pw!77' | kinit ops@EXAMPLE.ORG", "Kinit-Pw!77"),
+    ('expect "Enter passphrase*"\nsend "Klic-Od-Disku-9\\r"', "Klic-Od-Disku-9"),
+    ("recovery phrase: 1. amber 2. bridge 3. candle 4. dragon 5. eagle 6. fabric 7. garden 8. hollow 9. island "
+     "10. jungle 11. kernel 12. lemon", "lemon"),
+    ("MFA seed: KRSXG5CTMVRXEZLUKN2XAZLSKNSWG4TF", "KRSXG5CTMVRXEZLUKN2XAZLSKNSWG4TF"),
+    ('{"kty": "oct", "k": "GawgguFyGrWKav7AX4VKUg", "alg": "HS256"}', "GawgguFyGrWKav7AX4VKUg"),
+    ("Router admin password: plum orchard silver tram", "plum orchard silver tram"),
+    ("I changed the Wi-Fi password last week, it's Lesni-Jahoda-4 now.", "Lesni-Jahoda-4"),
 ]
 
 
@@ -74,6 +103,18 @@ def test_each_form_is_redacted(text: str, secret: str) -> None:
         "| Password policy | Length |\n|---|---|\n| strong | 12 characters |",
         "Set the password to something long, then restart.",
         "Change the password in the settings dialog.",
+        # what the second round's mechanisms must leave readable
+        "## Password\n\nUse the password manager.",
+        "Password:\n\n```\npass\n```",
+        "mkdir -p /srv/data && docker run -p 8080:80 nginx",
+        "ssh -p 2222 ota@example.com",
+        "The PIN changed in 2019 and again in 2023.",
+        "Passwords are hashed with AES-256-GCM and PBKDF2-SHA256.",
+        "https://example.com/search?q=password+reset&page=2",
+        "auth: oauth2",
+        "Write the password: see the wiki for the current one",
+        "The password is therefore never stored, as explained above.",
+        "1. Install 2. Configure 3. Run 4. Test 5. Deploy 6. Monitor 7. Review 8. Fix 9. Ship 10. Tag 11. Log 12. Rest",
     ],
 )
 def test_ordinary_text_stays_readable(text: str) -> None:

@@ -21,6 +21,10 @@ RECORDS = load(SECRETS)
 TOKEN = "ghp_" + "Zq8" * 12  # a GitHub token as a file name
 ROUTER = "Xy7!kq2Lm#rT"  # a password in a heading trail
 QUESTION_SECRET = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+# file names whose value ends in the note's extension, and one whose line break is escaped when shown
+NAMED = "Tr0ub4dor&3x"
+ESCAPED = "Xk29mq7Lpw"
+NAMES = [f"wifi/password={NAMED}.md", f"a\npassword: {ESCAPED}.md"]
 
 
 def pieces(record: Record) -> list[str]:
@@ -46,15 +50,16 @@ def strings(data: object) -> str:
     return ""
 
 
-ALL_SECRETS = [p for r in RECORDS for p in pieces(r)] + [TOKEN, ROUTER, QUESTION_SECRET]
+ALL_SECRETS = [p for r in RECORDS for p in pieces(r)] + [TOKEN, ROUTER, QUESTION_SECRET, NAMED, ESCAPED]
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "xml"])
 def test_every_labelled_credential_is_redacted_in_the_prompt(fmt: str) -> None:
     excerpts = [Excerpt(f"notes/{i}.md", "Setup", 1, 9, r.text, rank=i + 1) for i, r in enumerate(RECORDS)]
     excerpts.append(Excerpt(f"keys/{TOKEN}.md", f"Home › Router password: {ROUTER}", 1, 2, "see the title", 999))
+    excerpts += [Excerpt(name, "", 1, 2, "see the file's name", 1000 + i) for i, name in enumerate(NAMES)]
     p = build_prompt(f"is {QUESTION_SECRET} still valid?", excerpts, fmt=fmt)
-    assert len(p.excerpts) == len(RECORDS) + 1
+    assert len(p.excerpts) == len(RECORDS) + 3
     assert leaked(html.unescape(p.for_copy()), ALL_SECRETS) == []
     assert sorted(set(leaked(html.unescape(p.for_copy(allow_secrets=True)), ALL_SECRETS))) == sorted(set(ALL_SECRETS))
     places = {(n, s.line == 0) for n, s in p.secrets}
@@ -70,6 +75,8 @@ def planted(tmp_path: Path) -> tuple[Path, list[str]]:
     notes = {f"n{i:03}.md": f"# Deploy {i}\n\nHow to deploy it:\n\n{r.text}\n" for i, r in enumerate(RECORDS)}
     notes[f"keys/{TOKEN}.md"] = "# Deploy keys\n\nThe deploy key is in this file's name.\n"
     notes["router.md"] = f"# Router password: {ROUTER}\n\nDeploy the router settings after a reset.\n"
+    for name in NAMES:
+        notes[name] = "# Deploy the wifi\n\nDeploy the access point; its password is in this file's name.\n"
     return write_notes(tmp_path / "notes", notes), ALL_SECRETS
 
 
@@ -85,7 +92,7 @@ def test_no_output_of_the_command_line_carries_a_credential(planted, tmp_path: P
     question = f"how do I deploy with {QUESTION_SECRET}"
     out, _ = run(["search", str(folder), question, "-k", "400", "--json", *common], capsys)
     data = json.loads(out)
-    assert len(data["hits"]) == len(RECORDS) + 2 and data["secrets_redacted"] > len(RECORDS)
+    assert len(data["hits"]) == len(RECORDS) + 4 and data["secrets_redacted"] > len(RECORDS)
     assert leaked(strings(data), secrets) == []
     out, err = run(["search", str(folder), question, "-k", "400", "--explain", *common], capsys)
     assert leaked(out + err, secrets) == [] and "secret(s) redacted (--allow-secrets shows them)" in err
@@ -99,3 +106,31 @@ def test_no_output_of_the_command_line_carries_a_credential(planted, tmp_path: P
     # Allowed, they are there: the checks above could fail.
     out, _ = run(["search", str(folder), question, "-k", "400", "--json", "--allow-secrets", *common], capsys)
     assert set(leaked(strings(json.loads(out)), secrets)) == set(secrets)
+
+
+def test_a_table_s_rows_past_its_first_chunk_stay_redacted(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Redaction is decided on the note: rows of a password table or a password manager's CSV export in
+    a later chunk than their header, and a value alone under a heading that names it (issue 59)."""
+    table = "".join(f"| host{i} | admin{i} | Tbl-{i:02}-Heslo |\n" for i in range(40))
+    rows = "".join(f'Site {i},https://s{i}.org,user{i},Csv-{i:02}-Pass,"the site of team {i}"\n' for i in range(40))
+    folder = write_notes(
+        tmp_path / "notes",
+        {
+            "hosts.md": f"# Hosts of the lab\n\n| Host | Login | PW |\n|---|---|---|\n{table}",
+            "export.md": f"# Vault export\n\n```csv\nname,url,username,password,notes\n{rows}```\n",
+            "wifi.md": "# Home\n\nThe router is in the hall.\n\n## Wi-Fi password\n\n```\nChodba-Router-7\n```\n",
+        },
+    )
+    values = [f"Tbl-{i:02}-Heslo" for i in range(40)] + [f"Csv-{i:02}-Pass" for i in range(40)] + ["Chodba-Router-7"]
+    common = ["--index-dir", str(tmp_path / "idx"), "--mode", "bm25", "-k", "100"]
+    out, _ = run(["search", str(folder), "host admin site user wifi router", "--json", *common], capsys)
+    data = json.loads(out)
+    later = {h["path"] for h in data["hits"] if h["start_line"] > 12}
+    assert {"hosts.md", "export.md"} <= later  # chunks far below their table's header were searched
+    assert leaked(strings(data), values) == []
+    for extra in ([], ["--format", "xml"], ["--json"]):
+        out, _ = run(["prompt", str(folder), "host admin site user wifi router", *extra, *common], capsys)
+        assert leaked(out, values) == [], extra
+    question = "host admin site user wifi router"
+    out, _ = run(["search", str(folder), question, "--json", "--allow-secrets", *common], capsys)
+    assert len(leaked(strings(json.loads(out)), values)) > 20  # allowed, they are there: the check could fail

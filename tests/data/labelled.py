@@ -14,6 +14,7 @@ HERE = Path(__file__).parent
 SECRETS = HERE / "secrets" / "positives.txt"
 INJECTIONS = HERE / "injections" / "positives.txt"
 FRESH_SECRETS = HERE / "secrets" / "fresh.txt"  # issue 59's forms, written before their rules: shape = dev or held-out
+FRESH2_SECRETS = HERE / "secrets" / "fresh2.txt"  # a second round of other forms, written the same way
 SCANNERS = HERE / "secrets" / "scanners" / "gitleaks.txt"  # gitleaks' true positives: class = rule file,
 # shape = tp, language = dev or held-out (make_gitleaks.py); no span is marked
 
