@@ -19,7 +19,41 @@ from .secret_rules import (
 
 def structure_spans(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every secret the layout of `text` names."""
-    return _table_cells(text) + _csv_cells(text) + _kubernetes_secret(text) + _numbered_words(text)
+    return _table_cells(text) + _csv_cells(text) + _kubernetes_secret(text) + _numbered_words(text) + _code_list(text)
+
+
+_CODES_LABEL = re.compile(
+    r"(?im)^[^\n]{0,40}\b(?:backup|recovery|scratch|one-time|2fa|mfa|emergency|záložní|obnovovací)[ -]?"
+    r"(?:codes?|kódy|keys?)\b[^\n]{0,60}:?[ \t]*\n"
+)
+_CODE_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?([A-Za-z0-9]{3,8}(?:[- ][A-Za-z0-9]{3,8}){0,3})[ \t]*\n?")
+
+
+def _code_list(text: str) -> list[tuple[str, int, int]]:
+    """Backup or recovery codes one a line (or a list item) under a line that names them: three or more,
+    each with a digit."""
+    out: list[tuple[str, int, int]] = []
+    low = text.lower()
+    if "code" not in low and "kód" not in low and "key" not in low:
+        return out
+    for label in _CODES_LABEL.finditer(text):
+        at = label.end()
+        while True:  # blank lines and a code fence before the codes
+            skip = re.match(r"[ \t]*(?:```[^\n]*|~~~[^\n]*)?\n", text[at:])
+            if skip is None or skip.end() == 0:
+                break
+            at += skip.end()
+        codes = []
+        while at < len(text):
+            m = _CODE_LINE.match(text, at)
+            whole_line = m is not None and (m.end() == len(text) or text[m.end() - 1] == "\n")
+            if m is None or not whole_line or not any(c.isdigit() for c in m.group(1)):
+                break
+            codes.append(m.span(1))
+            at = m.end()
+        if len(codes) >= 3:
+            out += [("recovery code", a, b) for a, b in codes]
+    return out
 
 
 def joined_words(value: str) -> bool:

@@ -144,6 +144,8 @@ STRONG_WORDS = {
     "passord", "salasana", "jelszó", "jelszo", "parola", "şifre", "sifre", "κωδικός", "heslá", "geslo", "lozinka",
     "парола", "passwörter", "slaptažodis", "slaptažodį", "slaptažodžio", "parool", "parooli", "contrasenya",
     "contrasinal", "pasahitza", "lykilorð", "cyfrinair", "nenosiri", "पासवर्ड", "รหัสผ่าน", "পাসওয়ার্ড",
+    "pswd", "psw", "pword", "passw", "p/w", "bindpw", "authtok", "лозинка", "лозинку", "пасворд", "პაროლი",
+    "fjalëkalimi", "fjalëkalim", "kalimi", "parole", "parolă", "lösen",
 }
 SUBSTRING_WORDS = ("password", "passwd", "secret", "token", "passwort", "пароль", "heslo", "apikey", "密码", "密碼",
                    "パスワード", "비밀번호", "暗証番号")
@@ -158,12 +160,14 @@ QUALIFIERS = {
     "segreta", "tajný", "tajny", "privé", "prive", "privat", "privata", "приватний", "секретний",
     "přístupový", "pristupovy", "cloud", "openai", "stripe", "aws", "azure", "gcp", "google", "mailgun",
     "sendgrid", "twilio", "slack", "github", "gitlab", "restic", "borg", "vault", "bot", "wlan-schlüssel",
-    "доступу", "d'accès", "accesso", "d'api",
+    "доступу", "d'accès", "accesso", "d'api", "aes", "aes128", "aes256", "aes-256", "des", "3des", "chacha", "chacha20",
+    "xchacha20", "blowfish", "twofish", "rc4", "camellia", "hmac-sha256", "sha256-hmac",
 }
 PASSPHRASE_WORDS = {"passphrase", "phrase", "pass-phrase"}
 # Names of a credential that do not say password, secret, token or key (GH_PAT, MAIL_AUTH, creds): their values
 # count only when they can be nothing else (`unmistakable`)
-CREDENTIAL_WORDS = {"pat", "auth", "creds", "cred", "credential", "credentials", "cookie", "passkey", "login_pass"}
+CREDENTIAL_WORDS = {"pat", "auth", "creds", "cred", "credential", "credentials", "cookie", "passkey", "login_pass",
+                    "wifi", "wlan"}
 NOT_THE_VALUE = {  # the last part of a name whose value is about the secret, not the secret
     "file", "files", "path", "paths", "url", "uri", "urls", "endpoint", "name", "names", "length", "len", "size",
     "type", "types", "field", "fields", "policy", "policies", "expiry", "expires", "expiration", "expire", "ttl",
@@ -181,6 +185,7 @@ NOT_THE_VALUE = {  # the last part of a name whose value is about the secret, no
 PROSE_QUALIFIERS = {
     "api", "secret", "private", "access", "auth", "client", "master", "encryption", "signing", "wifi", "wi",
     "wlan", "wpa", "wpa2", "wpa3", "preshared", "tajný", "secrète", "segreta", "přístupový", "доступу", "d'accès", "accesso",
+    "aes", "aes128", "aes256", "chacha20", "xchacha20", "blowfish", "twofish", "des", "3des", "hmac",
 }
 OTHER_FIELDS = {"user:", "username:", "login:", "name:", "id:", "email:", "e-mail:", "host:", "uživatel:", "utente:",
                 "utilisateur:", "identifiant:", "користувач:", "логін:", "benutzer:"}
@@ -194,7 +199,7 @@ def _parts(name: str) -> list[str]:
 
 
 def secret_name(name: str, around: list[str] | tuple[str, ...] = ()) -> str | None:
-    """"passphrase" or "secret" when the identifier `name` says what follows is one, given the words
+    """"passphrase", "secret" or "credential" when the identifier `name` says what follows is one, given the words
     `around` it on its line (a key needs a qualifier there: "API klíč", "Clé API", "WLAN-Schlüssel");
     None otherwise."""
     parts = _parts(name)
@@ -208,13 +213,13 @@ def secret_name(name: str, around: list[str] | tuple[str, ...] = ()) -> str | No
         return "secret"
     if any(p in STRONG_WORDS or (p not in NOT_SECRET_WORDS and any(w in p for w in SUBSTRING_WORDS)) for p in parts):
         return "secret"
-    if any(p in CREDENTIAL_WORDS for p in parts) and len(parts) <= 4:
-        return "credential"
-    near = parts + [p for w in around for p in _parts(w)]
+    near = parts + [p for w in around for p in [*_parts(w), w.strip("\"'`*$@ ").lower()]]  # "ChaCha20" whole too
     if any(p in KEY_WORDS or (p.endswith("key") and p[:-3] in QUALIFIERS) for p in parts) and any(
         p in QUALIFIERS or (p.endswith("key") and p[:-3] in QUALIFIERS) for p in near
     ):
         return "secret"
+    if any(p in CREDENTIAL_WORDS for p in parts) and len(parts) <= 4:
+        return "credential"  # GH_PAT, MAIL_AUTH, creds: their values count only when unmistakable
     return None
 
 
@@ -229,7 +234,8 @@ KEYWORDS = (
     "lozinka", "密码", "密碼", "パスワード", "비밀번호", "暗証番号", "mật khẩu", "mat khau", "kata sandi", "kata laluan",
     "סיסמ", "كلمة المرور", "كلمة السر", "كلمة مرور", "رمز عبور", "पासवर्ड", "รหัสผ่าน", "slaptažod", "parool",
     "contrasenya", "contrasinal", "pasahitza", "lykilorð", "cyfrinair", "nenosiri", "পাসওয়ার্ড", "_pat", "pat_",
-    "auth", "cred", "cookie",
+    "auth", "cred", "cookie", "pswd", "pword", "p/w", "authtok", "🔑", "🔐", "🗝", "лозинк", "Лозинк", "პაროლ",
+    "fjalëkalim", "wifi", "wi-fi", "wlan",
 )  # fmt: skip
 NAME_CHAR = re.compile(r"[\w.\-$]")
 # After a name: up to three words ("Пароль від адмінки"), a separator, the value. Separators of every
@@ -245,7 +251,7 @@ PROSE_NAME = re.compile(
     r"adgangskode(?:n)?|passord(?:et)?|salasana|jelszó|jelszava|parola|parolă|şifre|şifresi|κωδικός|geslo|lozinka|"
     r"парола|\w*(?:密码|密碼|パスワード|비밀번호|暗証番号|סיסמ|รหัสผ่าน|पासवर्ड|পাসওয়ার্ড)\w*|m[ậa]t kh[ẩa]u|kata (?:sandi|laluan)|"
     r"كلمة (?:ال)?(?:مرور|سر)|رمز عبور|slaptažod\w*|parooli?|contrasenya|contrasinal|pasahitza|lykilorð|cyfrinair|"
-    r"nenosiri)",
+    r"nenosiri|pswd|psw|pword|passw|p/w|🔑|🔐|🗝️?|лозинк[аеуо]?|პაროლი?|fjalëkalim[i]?)",
     re.IGNORECASE,
 )
 # A password made of four or more words joined by one mark ("orange-tiger-maple-river", what
@@ -258,7 +264,7 @@ PROSE_VALUE = re.compile(r"([`\"']?)[^\s'\"`()\[\]{}<>*|\\=?/]+\1[.,;:!?)]*")
 PROSE_CONNECTORS = {"is", "are", "was", "est", "sont", "je", "jsou", "è", "e", "ist", "lautet", "es", "era", "—",
                     "–", "-", "=", ":", "is:", "→", "=>", "це", "є", "è:", "é", "são", "är", "jest", "lautet:",
                     "je:", "est:", "es:", "ist:", "takový:", "такий:", "È", "er", "on:", "là", "adalah", "ialah", "היא",
-                    "הוא", "هي", "هو", "है", "คือ", "este", "yra", "yw"}
+                    "הוא", "هي", "هو", "है", "คือ", "este", "yra", "yw", "არის", "је", "është", "е"}
 # Words after which a value counts only when it reads as one word of prose (no brackets or markup):
 # "now", Polish "to" ("hasło … to X", and English "to" is common before other things)
 WEAK_CONNECTORS = {"to", "now", "now:", "agora", "adesso", "ora", "jetzt", "nu", "teď", "nyní", "тепер", "maintenant",
@@ -315,7 +321,7 @@ def unmistakable(word: str) -> bool:
     w = word.rstrip(".,;:!?)").strip(MARKUP).strip("\"'«»„“”")
     if len(w) < 8 or not PROSE_VALUE.fullmatch(w) or _NOT_A_PASSWORD.fullmatch(w):
         return False
-    if any(k in w.lower() for k in SUBSTRING_WORDS):  # "E2E-Verschlüsselungspasswort" names one
+    if w.lower().rstrip("s").endswith(SUBSTRING_WORDS):  # "E2E-Verschlüsselungspasswort" names one
         return False
     cases = any(c.isupper() for c in w) and any(c.islower() for c in w)
     marks = any(c in "!#$%&*+=?@^~" for c in w)
@@ -419,7 +425,7 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
     ("password on a command line", "-p", r"(?:^|[\s`])-(?:p|P|pw|pass)[ \t]+['\"]?([^\s'\"`]+)", "m", 1),
     # a URL's query parameter named for a key, token, secret or password (?appid=, &access_token=, otpauth's secret=)
     ("password or secret", "id=|key=|token=|auth=|secret=|passwd=|pwd=|pass=|password=|sig=|signature=|sid=",
-     r"(?i)[?&;](?:app_?id|app_?key|api_?key|key|access_?token|auth_?token|token|auth|secret|client_?secret|password|"
+     r"(?i)[?&;#](?:app_?id|app_?key|api_?key|key|access_?token|auth_?token|token|auth|secret|client_?secret|password|"
      r"passwd|pwd|pass|sig|signature|private_?token|session_?id|sid)=([^&\s#\"'<>`)]{8,})", "", 1),
     # an HTTP header that carries a credential besides Authorization: a session cookie
     ("bearer token", "cookie",
@@ -446,6 +452,31 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
     # private keys without a PEM header: a JSON Web Key's private members, OpenSSH's base64 body
     ("private key", "\"kty\"", r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"([A-Za-z0-9_-]{16,})\"", "", 1),
     ("private key", "b3blbnnzac1rzxktdje", r"(b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,}(?:\s*\n[A-Za-z0-9+/=]{20,})*)", "", 1),
+    # the third round's forms (fresh3.txt): log in as a user with a value; 7-Zip's and RAR's -pVALUE; schtasks /rp;
+    # a quoted secret name handed to a setter or an index; an email and a value beside it; a lock's combination
+    ("password or secret", "log|sign|ssh|connect|authenticat",
+     r"(?i)\b(?:log(?:ged)?[ -]?in|sign(?:ed)?[ -]?in|ssh|connect|authenticate)\b[^\n.]{0,40}?\b(?:with|using|via)[ \t]+"
+     r"(?:(?:the[ \t]+)?(?:password|pw)[ \t]+)?(?:[\w.-]+[ \t]+/[ \t]+)?([^\s,;]+)", "m", 1),
+    ("password on a command line", "7z|rar", r"\b(?:7z|7za|7zr|rar|unrar)\b[^\n]*?[ \t]-p([^\s'\"`-][^\s'\"`]*)", "p", 1),
+    ("password on a command line", "/rp", r"(?i)\bschtasks\b[^\n]*?[ \t]/rp[ \t]+['\"]?([^\s/'\"`][^\s'\"`]*)", "p", 1),
+    ("password or secret", "pass|secret|token|pwd|api_key|apikey|credential",
+     r"(?i)\b(?:put|set\w*|define|add|setenv|putenv|setitem|config)[ \t]*\([ \t]*([\"'])[\w.-]*(?:pass|secret|token|pwd|"
+     r"api_?key|credential)[\w.-]*\1[ \t]*,[ \t]*([\"'])([^\"'\n]{4,})\2", "p", 3),
+    ("password or secret", "pass|secret|token|pwd|api_key|apikey|credential",
+     r"(?i)\[[ \t]*([\"'])[\w.-]*(?:pass|secret|token|pwd|api_?key|credential)[\w.-]*\1[ \t]*\][ \t]*=[ \t]*([\"'])"
+     r"([^\"'\n]{4,})\2", "p", 3),
+    ("password or secret", "(", r"(?i)\((?:admin|administrator|root|user|guest|sa|pi)[ \t]*[,/:][ \t]*([^\s()]+)\)", "m", 1),
+    # in a code comment, a value after `:` or "is"/"was" that can be nothing but a credential ("# the real one is …")
+    ("password or secret", "#|//|<!--|/*",
+     r"(?m)^[ \t]*(?:#|//|/\*|<!--)[^\n]*?(?::|\b(?:is|was|are|were)\b)[ \t]+((?![\"'`])[!-~]{8,40})(?=[ \t]*(?:\n|$|-->|\*/))", "m", 1),
+    ("password or secret", "@", r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+[ \t]*(?:[—–/|,:;]|[ \t]-)[ \t]*(\S+)", "m", 1),
+    ("PIN or code", "combination|combo|kombina|combinaison|combinazione",
+     r"(?i)\b(?:combination|combo|kombinace|kombination|combinaison|combinazione)\b[^\n.]{0,30}?(?:\b(?:is|je|est|è|ist)\b|:)"
+     r"[ \t]*\**(\d{1,2}(?:[- ]\d{1,2}){2,5})\b", "", 1),
+    # name / value pairs: env lists of Kubernetes and ECS ({"name": "DB_PASSWORD", "value": "…"})
+    ("password or secret", "pass|secret|token|pwd|api_key|apikey|credential",
+     r"(?i)\bname[\"']?[ \t]*:[ \t]*[\"']?[\w.-]*(?:pass|secret|token|pwd|api_?key|credential)[\w.-]*[\"']?[ \t]*,?[ \t]*"
+     r"(?:\n[ \t-]*)?[\"']?value[\"']?[ \t]*:[ \t]*[\"']?([^\s\"',}]{4,})", "p", 1),
     ("webhook URL", "hook",
      r"https?://[^\s]*?(?:web)?hooks?\b[^\s]*?/((?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{6,})/?"
      r"(?=[\s)\]>\"'`]|$)", "", 1),

@@ -157,6 +157,17 @@ def _named(text: str) -> list[tuple[str, int, int]]:
                 out.append(("password or secret", v_start + quoted, v_end - quoted))
                 done = v_end
             continue
+        block = _block_scalar(text, end)
+        if block is not None:  # `password: |` with the value indented on the next line
+            out.append(("password or secret", *block))
+            done = block[1]
+            continue
+        value_m = _CONFIG_LINE.match(text, end) if tail is None and not text[line_start:start].strip() else None
+        if value_m is not None and not text[start:end].isupper():  # `bindpw Nslcd#Bind-2024`; not "PASS t/a"
+            if "/" not in value_m.group(1) and looks_like_a_credential(value_m.group(1)):
+                out.append(("password or secret", *value_m.span(1)))
+                done = value_m.end(1)
+                continue
         if tail is not None:
             value = tail.group("value")
             v_start, v_end = tail.span("value")
@@ -206,6 +217,22 @@ _VALUE_LINE = re.compile(
     r"\n(?:[ \t]*(?:```|~~~)[^\n]*\n|[ \t]*\n){0,3}[ \t]*(?:[-*+>][ \t]+)?"
     r"([`\"'*_]*)([^\s:/@()\[\]{}]+?)\1[ \t]*(?=\n|$)"
 )
+
+
+_CONFIG_LINE = re.compile(r"[ \t]+([^\s\"'`]+)[ \t]*(?=\n|$)")
+_BLOCK_START = re.compile(r"[\"']?[ \t]*:[ \t]*[|>][-+]?\d?[ \t]*(?:#[^\n]*)?(?=\n)")
+_BLOCK_VALUE = re.compile(r"[ \t]*\n([ \t]+)(\S[^\n]*?)[ \t]*(?=\n|$)")
+
+
+def _block_scalar(text: str, end: int) -> tuple[int, int] | None:
+    """A YAML block scalar's first line after a secret's name (`password: |`, `token: >-`)."""
+    start = _BLOCK_START.match(text, end)
+    if start is None:
+        return None
+    m = _BLOCK_VALUE.match(text, start.end())
+    if m is None or is_placeholder(m.group(2)):
+        return None
+    return m.span(2)
 
 
 def _value_below(text: str, start: int, end: int) -> tuple[int, int] | None:
