@@ -8,10 +8,12 @@ import re
 
 from .secret_rules import (
     PROSE_NAME,
+    PROSE_VALUE,
     SHORT_COLUMNS,
     TABLE_SECRET_COLUMN,
     WORD_PASSPHRASE,
     is_placeholder,
+    looks_like_a_credential,
     placeholder_word,
     secret_name,
 )
@@ -71,6 +73,13 @@ def _table_cells(text: str) -> list[tuple[str, int, int]]:
     passwords: set[int] = set()  # of the columns, those named password (words joined count there)
     for line in lines:
         stripped = line.strip()
+        if stripped.startswith("|") and not set(stripped) <= set("|-:+= "):  # a row naming its secret first
+            cells = stripped.strip("|").split("|")
+            if len(cells) >= 2 and _secret_column(cells[0]) and not is_placeholder(cells[1].strip()):
+                value = cells[1].strip()
+                if looks_like_a_credential(value) and PROSE_VALUE.fullmatch(value):
+                    start = offset + line.index("|") + 1 + len(cells[0]) + 1 + cells[1].index(value)
+                    out.append(("password or secret", start, start + len(value)))
         if not stripped.startswith("|"):
             columns, header = set(), set()
         else:

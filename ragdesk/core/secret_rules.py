@@ -149,9 +149,12 @@ STRONG_WORDS = {
 }
 SUBSTRING_WORDS = ("password", "passwd", "secret", "token", "passwort", "пароль", "heslo", "apikey", "密码", "密碼",
                    "パスワード", "비밀번호", "暗証番号")
-NOT_SECRET_WORDS = {"tokens", "tokenizer", "tokenize", "tokenized", "tokenization", "tokenizers", "secretary"}
+NOT_SECRET_WORDS = {"tokens", "tokenizer", "tokenize", "tokenized", "tokenization", "tokenizers", "secretary", "secretase",
+                    "secretases", "secretion", "secretions", "secretory", "secreted", "secretin", "secreting", "secrete",
+                    "secretes", "hypersecretion"}
 KEY_WORDS = {"key", "keys", "clé", "clef", "cle", "chiave", "klíč", "klic", "klíče", "ключ", "ключа", "schlüssel",
-             "schluessel", "sleutel"}
+             "schluessel", "sleutel", "klucz", "clave", "chave", "nyckel", "nøgle", "nøkkel", "avain", "kulcs", "cheie",
+             "anahtar", "キー", "키", "密钥", "密鑰"}
 QUALIFIERS = {
     "api", "secret", "private", "access", "auth", "client", "master", "encryption", "encrypt", "signing", "sign",
     "app", "session", "preshared", "pre", "shared", "webhook", "account", "license", "licence", "service",
@@ -235,13 +238,14 @@ KEYWORDS = (
     "סיסמ", "كلمة المرور", "كلمة السر", "كلمة مرور", "رمز عبور", "पासवर्ड", "รหัสผ่าน", "slaptažod", "parool",
     "contrasenya", "contrasinal", "pasahitza", "lykilorð", "cyfrinair", "nenosiri", "পাসওয়ার্ড", "_pat", "pat_",
     "auth", "cred", "cookie", "pswd", "pword", "p/w", "authtok", "🔑", "🔐", "🗝", "лозинк", "Лозинк", "პაროლ",
-    "fjalëkalim", "wifi", "wi-fi", "wlan",
+    "fjalëkalim", "wifi", "wi-fi", "wlan", "klucz", "clave", "chave", "nyckel", "nøgle", "nøkkel", "avain", "kulcs",
+    "cheie", "anahtar", "キー", "키", "密钥", "密鑰",
 )  # fmt: skip
 NAME_CHAR = re.compile(r"[\w.\-$]")
 # After a name: up to three words ("Пароль від адмінки"), a separator, the value. Separators of every
 # language people paste into notes: = : => and Go's :=, make's ?= += ::= :::=.
 ASSIGNMENT_TAIL = re.compile(
-    r"(?P<words>(?:[ \t]+[^\W_][\w'’.\-]{0,29}){0,3}?)[ \t]*[\"'`]?[ \t]*\**[ \t]*(?P<sep>:{1,3}=|[?+]=|=>|[:=：])(?!//|=|:)"
+    r"(?P<words>(?:[ \t]+[^\W_][\w'’.\-]{0,29}){0,4}?)[ \t]*[\"'`]?[ \t]*\**[ \t]*(?P<sep>:{1,3}=|[?+]=|=>|[:=：])(?!//|=|:)"
     r"[ \t]*\**[ \t]*(?P<value>\"[^\"\n]+\"|'[^'\n]+'|`[^`\n]+`|[^\s\"'`|][^\s|]*)"
 )
 # Names that may stand alone in prose before their value (a bare "key" or "token" needs a qualifier).
@@ -343,6 +347,7 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     # reads as code ("PuEtlPofqtJy" is PascalCase to LOOKS_LIKE_CODE)
     "p": lambda value: not placeholder_word(value),
     "m": lambda value: unmistakable(value),  # an option shared by other meanings (-p a port, a path, a flag)
+    "mu": lambda value: unmistakable(value) and _url_password(value),
     "n": lambda value: len(set(value)) > 1 and value not in "0123456789" and value not in "9876543210",  # not 0000, 1234
 }
 
@@ -369,7 +374,7 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
      r"(?i)\b(?:recovery|backup|bitlocker)[ _-]?(?:keys?|codes?|passwords?)\b[^\n:=]{0,24}[:=][ \t]*"
      r"((?=[^\n]*\d)[A-Za-z0-9]{4,8}(?:[- ,]{1,2}[A-Za-z0-9]{4,8})+)", "", 1),
     ("password on a command line",
-     "--", r"(?:^|\s)--(?:password|passwd|pass|token|secret|api-key|apikey)[ =]['\"]?([^\s'\"\-][^\s'\"]*)", "i", 1),
+     "--", r"(?:^|\s)--(?:password|passwd|pass|token|secret|api-key|apikey|oauth2-bearer|http-password|proxy-password)[ =]['\"]?([^\s'\"\-][^\s'\"]*)", "i", 1),
     ("password on a command line", "login", r"\b(?:docker|podman|helm|oras|nerdctl|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?[ \t]-p[ \t]+['\"]?([^\s'\"]+)", "p", 1),
     ("password on a command line", "htpasswd", r"\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+['\"]?([^\s'\"]+)", "p", 1),
     ("password on a command line", "convertto-securestring", r"ConvertTo-SecureString\s+(?:-String\s+)?(\"[^\"\n]+\"|'[^'\n]+')", "i", 1),
@@ -432,7 +437,7 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
      r"(?i)\b(?:set-)?cookie:[^\n]*?\b[\w-]*(?:sess|sid|auth|token|jwt|remember)[\w-]*=([^;\s\"'`]{16,})", "", 1),
     # a PIN, PUK or a door's, alarm's or safe's code: 4-8 digits right after it or after "is" / ":"
     ("PIN or code", "pin|puk|code|kód|codice|código",
-     r"(?:\b(?:PIN|PUK)(?:[- ]?(?i:code|kód|kódu|codice|código|nummer|number))?|(?i:\b(?:alarm|door|gate|safe|lock|garage|entry|"
+     r"(?:\b(?i:passcode|pass code|access code|voicemail code)|\b(?:PIN|PUK)(?:[- ]?(?i:code|kód|kódu|codice|código|nummer|number))?|(?i:\b(?:alarm|door|gate|safe|lock|garage|entry|"
      r"keypad|access|entrance|building|trezor|sejf|alarmu|zámku|dveří|porta|allarme|portail|Tür|Alarm)[ -]?(?:code|kód|"
      r"kódu|codice|código|code)s?|\b(?:code|kód|kódu|codice|código)(?:[ \t]+[^\W\d_]+){0,2}?[ \t]+(?:alarm\w*|door|gate|"
      r"safe|lock|garage|trezor\w*|sejf\w*|zámk\w*|dveř\w*|brán\w*|garáž\w*|porta|allarme|cancello|portail|coffre)))\b"
@@ -477,12 +482,40 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
     ("password or secret", "pass|secret|token|pwd|api_key|apikey|credential",
      r"(?i)\bname[\"']?[ \t]*:[ \t]*[\"']?[\w.-]*(?:pass|secret|token|pwd|api_?key|credential)[\w.-]*[\"']?[ \t]*,?[ \t]*"
      r"(?:\n[ \t-]*)?[\"']?value[\"']?[ \t]*:[ \t]*[\"']?([^\s\"',}]{4,})", "p", 1),
+    # the fourth round's forms (fresh4.txt): LaTeX and template definitions; XML key and value elements; httpie -a;
+    # wallet keys (WIF after a wallet's word, BIP32 xprv, 0x+64 hex after "key"); user:password@host with no
+    # scheme; secret managers' command lines; reg add /d; a passcode's digits
+    ("password or secret", "\\def|command",
+     r"\\(?:newcommand|renewcommand|providecommand|def)\*?\{?\\([A-Za-z]*(?i:pass|secret|token|pwd|key)[A-Za-z]*)\}?"
+     r"\{([^{}\n]{4,})\}", "p", 2),
+    ("password or secret", "<value",
+     r"(?i)<(?:key|name)>[^<\n]*(?:pass|secret|token|pwd)[^<\n]*</(?:key|name)>\s*<value[^>]*>([^<\n]{4,})</value>", "p", 1),
+    ("password or secret", "<value",
+     r"(?i)<[\w:.-]*(?:password|passwd|secret|token)[\w:.-]*>\s*<value[^>]*>([^<\n]{4,})</value>", "p", 1),
+    ("password or secret", "key=|name=",
+     r"(?i)<[\w:.-]+[ \t]+(?:key|name)=\"[^\"\n]*(?:pass|secret|token|pwd)[^\"\n]*\"[^>\n]*>([^<\s]{4,})</", "p", 1),
+    ("password on a command line", "-a|--auth",
+     r"\b(?:http|https|xh|httpie)\b[^\n]*?[ \t](?:-a|--auth)[ \t=]+['\"]?[^\s:'\"]+:([^\s'\"]+)", "c", 1),
+    ("private key", "wif|wallet|private|bitcoin|btc",
+     r"(?i:wif|wallet|private[ _-]?key|bitcoin|btc)[^\n]{0,40}?(?<![A-Za-z0-9])([5KL][1-9A-HJ-NP-Za-km-z]{50,51})(?![A-Za-z0-9])",
+     "", 1),
+    ("private key", "prv", r"(?<![A-Za-z0-9])([xyzt]prv[1-9A-HJ-NP-Za-km-z]{100,112})(?![A-Za-z0-9])", "", 1),
+    ("private key", "0x", r"(?i)\bkey\b[^\n]{0,30}?(0x[0-9a-f]{64})(?![0-9a-f])", "", 1),
+    ("connection string with a password", "@",
+     r"(?<![\w/:.@-])(?!(?i:mailto|https?|ftp|sftp|ssh|git|sip|tel|xmpp|urn|data|file|news):)[\w.-]{1,32}:([^\s:@/]{4,64})@"
+     r"[\w-]+(?:\.[\w-]+)+", "mu", 1),
+    ("password or secret", "secret|ssm|keyvault|config:set|secrets",
+     r"\b(?:gh[ \t]+(?:secret|variable)[ \t]+set|aws[ \t]+(?:ssm|secretsmanager)|az[ \t]+keyvault[ \t]+secret|gcloud[ \t]+secrets|"
+     r"fly(?:ctl)?[ \t]+secrets|vercel[ \t]+env)\b[^\n]*?[ \t](?:--body|-b|--value|--secret-string|--data)[ \t=]+['\"]?"
+     r"([^\s'\"]+)", "p", 1),
+    ("password or secret", "reg",
+     r"(?i)\breg[ \t]+add\b[^\n]*?/v[ \t]+\"?[\w.-]*(?:pass|secret|token|key|pwd)[\w.-]*\"?[^\n]*?/d[ \t]+\"?([^\s\"]+)", "p", 1),
     ("webhook URL", "hook",
      r"https?://[^\s]*?(?:web)?hooks?\b[^\s]*?/((?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{6,})/?"
      r"(?=[\s)\]>\"'`]|$)", "", 1),
 ]
 PLACES: list[tuple[str, tuple[str, ...], re.Pattern[str], int, Callable[[str], bool]]] = [
-    (kind, tuple(n.split("|")), re.compile(p, re.IGNORECASE if "i" in f else 0), group, _CHECKS[f.replace("i", "")])
+    (kind, tuple(n.split("|")), re.compile(p, re.IGNORECASE if "i" in f[:1] else 0), group, _CHECKS[f.lstrip("i")])
     for kind, n, p, f, group in _PLACE_RULES
 ]
 

@@ -86,6 +86,8 @@ def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool, password: bo
     return len(v) >= 8 or short
 
 
+_GROUP = re.compile(r"(?=[A-Za-z]*\d)[A-Za-z0-9]{4,6}")
+_GROUPS = re.compile(r"(?:[ ](?=[A-Za-z]*\d)[A-Za-z0-9]{4,6}){2,}(?=[ \t]*$)")
 _SLUG = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+")
 _PHRASE = re.compile(r"[ \t]*([\"'`“„«]?)((?:[^\W\d_]{2,}[ \t]+){2,6}[^\W\d_]{2,})([\"'`”“»]?)(?=[ \t]*([.,;!)]|$|\n))")
 _STOP_WORDS = frozenset().union(*STOP_WORDS.values())
@@ -178,7 +180,10 @@ def _named(text: str) -> list[tuple[str, int, int]]:
             line_end = text.find("\n", v_end)
             rest = text[v_end : len(text) if line_end < 0 else line_end]
             password = bool(PROSE_NAME.fullmatch(text[start:end]))
-            if _assigned_value_ok(value, rest, what == "passphrase", password):
+            groups = _GROUPS.match(rest) if _GROUP.fullmatch(value) else None
+            if groups is not None:  # a key printed in groups: "4F8A 2C9D 7E1B 5A3F"
+                value, v_end, rest = text[v_start : v_end + groups.end()], v_end + groups.end(), ""
+            if _assigned_value_ok(value, rest, what == "passphrase" or groups is not None, password):
                 if len(value) > 2 and value[0] in "\"'`" and value[-1] == value[0]:  # the quotes stay
                     v_start, v_end = v_start + 1, v_end - 1
                 out.append(("password or secret", v_start, v_end))
@@ -202,19 +207,38 @@ def _named(text: str) -> list[tuple[str, int, int]]:
             if after is not None and unmistakable(after.group(1)):
                 out.append(("password or secret", end + after.start(1), end + after.end(1)))
             continue
-        if what == "passphrase" or PROSE_NAME.fullmatch(text[start:end]) or _qualified_key(text[start:end], before):
+        after = text[end : end + 40].split()[:2]  # "clave de API": the qualifier may follow
+        qualified = _qualified_key(text[start:end], before + after)
+        if what == "passphrase" or PROSE_NAME.fullmatch(text[start:end]) or qualified:
             password = bool(PROSE_NAME.fullmatch(text[start:end]))
             found = _prose_value(text, end, what == "passphrase", strict="_" not in text[start:end], password=password)
+            if found is None and PROSE_NAME.fullmatch(text[start:end]):
+                found = _value_before(text, line_start, start)
             if found is not None:
                 out.append(("password or secret", *found))
-                done = found[1]
+                done = max(done, found[1])
     return out
 
 
-_LABEL_END = re.compile(r"(?:[ \t]+[^\W_][\w'’\-]{0,29}){0,4}[ \t]*[*_]*[ \t]*[:：]?[ \t]*[*_]*[ \t]*(?=\n)")
-_LABEL_START = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|[-*+>][ \t]+|\d+[.)][ \t]+)?[*_]*(?:[^\W_][\w'’\-]*[ \t]+){0,3}")
+def _value_before(text: str, line_start: int, start: int) -> tuple[int, int] | None:
+    """A value a sentence gives before the password's name ("Modry-Slon-84 is the new Wi-Fi password"):
+    within eight words before it in the same sentence, a word that can be nothing but a credential."""
+    words = list(re.finditer(r"\S+", text[line_start:start]))[-8:]
+    for w in reversed(words):
+        if w is not words[-1] and w.group(0).endswith((".", ";", "!", "?")):
+            break
+        if unmistakable(w.group(0)):
+            return line_start + w.start(), line_start + w.start() + len(w.group(0).rstrip(".,;:!?)"))
+    return None
+
+
+_LABEL_END = re.compile(r"(?:[ \t]+[^\W_][\w'’\-]{0,29}){0,4}[ \t]*[*_]*[ \t]*[:：?？]?[ \t]*[*_]*[ \t]*(?=\n)")
+_LABEL_START = re.compile(
+    r"[ \t]*(?:#{1,6}[ \t]+|[-*+>][ \t]+|\d+[.)][ \t]+|(?:Q|Question|Otázka)[ \t]*:[ \t]*)?[*_]*"
+    r"(?:[^\W_][\w'’\-]*[ \t]+){0,5}"
+)
 _VALUE_LINE = re.compile(
-    r"\n(?:[ \t]*(?:```|~~~)[^\n]*\n|[ \t]*\n){0,3}[ \t]*(?:[-*+>][ \t]+)?"
+    r"\n(?:[ \t]*(?:```|~~~)[^\n]*\n|[ \t]*\n){0,3}[ \t]*(?:[-*+>:][ \t]+|(?:A|Answer|Odpověď)[ \t]*:[ \t]*)?"
     r"([`\"'*_]*)([^\s:/@()\[\]{}]+?)\1[ \t]*(?=\n|$)"
 )
 
@@ -247,11 +271,12 @@ def _value_below(text: str, start: int, end: int) -> tuple[int, int] | None:
     if m is None:
         return None
     value = m.group(2)
-    if value.strip(MARKUP).isalpha() or value.endswith((".", ",", ";")):
+    if value.strip(MARKUP).isalpha() or value.endswith((".", ",", ";")) or not any(c.isalnum() for c in value):
         return None
     if any(k in value.lower() for k in SUBSTRING_WORDS):
         return None
-    return m.span(2) if _assigned_value_ok(value, "", False, True) else None
+    password = bool(PROSE_NAME.fullmatch(text[start:end]))
+    return m.span(2) if _assigned_value_ok(value, "", False, password) else None
 
 
 def _qualified_key(name: str, before: list[str]) -> bool:

@@ -1,6 +1,6 @@
 """Recall of ragdesk's secret detector on positives written outside its rules: gitleaks' own true
 positives (tests/data/secrets/scanners/gitleaks.txt) per rule file, and the forms of issue 59 written
-before their rules (tests/data/secrets/fresh.txt, and rounds of other forms in fresh2.txt and fresh3.txt)
+before their rules (tests/data/secrets/fresh.txt, and rounds of other forms in fresh2.txt to fresh4.txt)
 per form; each the development two thirds apart from
 the held-out third (kept out of rule development; its figure is the promise, issue 59). A gitleaks
 record counts as found when something in it is redacted (gitleaks marks no span); a fresh one when
@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from ragdesk.core.secrets import find_secrets
-from tests.data.labelled import FRESH2_SECRETS, FRESH3_SECRETS, FRESH_SECRETS, SCANNERS, load
+from tests.data.labelled import FRESH2_SECRETS, FRESH3_SECRETS, FRESH4_SECRETS, FRESH_SECRETS, SCANNERS, load
 
 
 def recall() -> dict[str, tuple[int, int]]:
@@ -45,7 +45,7 @@ def main() -> None:
         print(f"| {cls} | {d}/{dn} | {h}/{hn} |")
     for part, (f, n) in recall().items():
         print(f"{part}: {f}/{n} = {f / n:.3f}")
-    for corpus in (FRESH_SECRETS, FRESH2_SECRETS, FRESH3_SECRETS):
+    for corpus in (FRESH_SECRETS, FRESH2_SECRETS, FRESH3_SECRETS, FRESH4_SECRETS):
         _fresh_table(corpus)
     if args.missed:
         for r in records:

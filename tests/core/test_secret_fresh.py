@@ -14,24 +14,29 @@ from ..data.labelled import load, regenerated
 FRESH = Path(__file__).parents[1] / "data" / "secrets" / "fresh.txt"
 FRESH2 = FRESH.with_name("fresh2.txt")
 FRESH3 = FRESH.with_name("fresh3.txt")
+FRESH4 = FRESH.with_name("fresh4.txt")
 RECORDS = load(FRESH)
 # Measured 2026-12-07 when the rules were written: held out 16/20 (before: 6/20), dev 40/40 (before: 12/40);
 # with the second round's mechanisms 17/20. The second round, other forms (fresh2.txt), before its rules:
 # dev 15/40, held out 3/20; after: dev 39/40, held out 16/20 (17/20 after one change made with its misses seen).
 # The third round (fresh3.txt), written after the second round's rules: before its own, dev 12/40, held out 8/20;
-# after: dev 39/40, held out 15/20.
+# after: dev 39/40, held out 15/20. The fourth (fresh4.txt): before its rules dev 20/40, held out 9/20; after:
+# dev 39/40, held out 17/20.
 HELD_OUT = 0.80
 DEV = 0.95
 
 
 @pytest.mark.parametrize(
-    ("corpus", "generator"), [(FRESH, "make_fresh.py"), (FRESH2, "make_fresh2.py"), (FRESH3, "make_fresh3.py")]
+    ("corpus", "generator"),
+    [(FRESH, "make_fresh.py"), (FRESH2, "make_fresh2.py"), (FRESH3, "make_fresh3.py"), (FRESH4, "make_fresh4.py")],
 )
 def test_the_corpus_is_what_its_generator_writes(tmp_path: Path, corpus: Path, generator: str) -> None:
     assert regenerated(corpus, tmp_path / "f.txt", generator) == corpus.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("corpus", "held_out"), [(FRESH, HELD_OUT), (FRESH2, HELD_OUT), (FRESH3, 0.75)])
+@pytest.mark.parametrize(
+    ("corpus", "held_out"), [(FRESH, HELD_OUT), (FRESH2, HELD_OUT), (FRESH3, 0.75), (FRESH4, HELD_OUT)]
+)
 def test_recall_on_forms_written_before_their_rules(corpus: Path, held_out: float) -> None:
     hit = {"dev": [0, 0], "held-out": [0, 0]}
     for r in load(corpus):
@@ -110,6 +115,21 @@ CASES = [
     ("- Disney+ — jana@example.net — Pohadka!Vecer1", "Pohadka!Vecer1"),
     ("# the old one was Stary!Klic-77", "Stary!Klic-77"),
     ("Default login (admin, Vychozi#Heslo2) until setup.", "Vychozi#Heslo2"),
+    # the fourth round's mechanisms (12 of these 14 leaked before them)
+    ("\\providecommand{\\smtppass}{Makro#Smtp-4}", "Makro#Smtp-4"),
+    ("NAS password\n:   Deflist#Nas-2", "Deflist#Nas-2"),
+    ("| Key | Value |\n|---|---|\n| PW | Vertikal!Tab-6 |", "Vertikal!Tab-6"),
+    ("<Key>ApiToken</Key>\n<Value>kp_tok_4e9a2c7f1b8d</Value>", "kp_tok_4e9a2c7f1b8d"),
+    ("Zahrada!Branka-5 is the gate's password since May.", "Zahrada!Branka-5"),
+    ("Q: What is the NAS password?\nA: Dotaz!Nas-31", "Dotaz!Nas-31"),
+    ("Wi-Fi key on the sticker: 9D2C 7A4E 1F8B 3C6D", "9D2C 7A4E 1F8B 3C6D"),
+    ("xh -a ota:Xh!Auth-2024 POST https://api.example.com", "Xh!Auth-2024"),
+    ("cold storage WIF 5KYZdUEo39z3FPrtuX2QbbwGnNP5zTd7yyr2SC1j299sBCnWjss", "5KYZdUEo39z3FPrtuX2QbbwGnNP"),
+    ("Chave de API do mapa: mapa-pt-7c2e9f4a1b8d", "mapa-pt-7c2e9f4a1b8d"),
+    ("scp notes.txt ota:Scp!Heslo-88@files.example.org:/home/ota", "Scp!Heslo-88"),
+    ("az keyvault secret set --vault-name kv --name db --value Kv!Trezor-77", "Kv!Trezor-77"),
+    ("PIN-less lock passcode: 731904", "731904"),
+    ('reg add "HKCU\\Software\\Tool" /v LicenseKey /t REG_SZ /d lic_9f3a7c1e5b2d /f', "lic_9f3a7c1e5b2d"),
 ]
 
 
@@ -151,6 +171,14 @@ def test_each_form_is_redacted(text: str, secret: str) -> None:
         "Contact: jana@example.net — any time",
         "token: |\n  ${{ secrets.DEPLOY_TOKEN }}",
         "log in with your SSO account",
+        # what the fourth round's mechanisms must leave readable
+        "| Passwords | Button |\n|---|---|",
+        '/// <param name="cancellationToken">The cancellation token to cancel the operation.</param>',
+        "Was ist ein Compiler-Pass?\n==========================",
+        "Decreases were consistent with inhibition of gamma-secretase. Trial Registration Identifier: NCT00244322.",
+        "http -a usuario:senha https://example.org",
+        "Send mail to mailto:jana.novak@example.com today",
+        "The transaction hash 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060 is final.",
     ],
 )
 def test_ordinary_text_stays_readable(text: str) -> None:

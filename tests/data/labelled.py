@@ -16,6 +16,7 @@ INJECTIONS = HERE / "injections" / "positives.txt"
 FRESH_SECRETS = HERE / "secrets" / "fresh.txt"  # issue 59's forms, written before their rules: shape = dev or held-out
 FRESH2_SECRETS = HERE / "secrets" / "fresh2.txt"  # a second round of other forms, written the same way
 FRESH3_SECRETS = HERE / "secrets" / "fresh3.txt"  # a third round, written after the second round's rules
+FRESH4_SECRETS = HERE / "secrets" / "fresh4.txt"  # a fourth, written after the third round's rules
 SCANNERS = HERE / "secrets" / "scanners" / "gitleaks.txt"  # gitleaks' true positives: class = rule file,
 # shape = tp, language = dev or held-out (make_gitleaks.py); no span is marked
 
