@@ -89,7 +89,8 @@ FORMATS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
 
 # ---- Placeholders and code: values that stand in for a secret rather than being one.
 PLACEHOLDER = re.compile(
-    r"(?:\*{3,}.*|\*[A-Za-z]+|[•…\[<{].*|\^\w+\^.*|[xX.#_-]{3,}.*|.*(?:\.\.\.|…|\}\})|.*(?:\$\(|\$\{|\{\{|%\().*|"
+    r"(?:\*{3,}.*|\*[A-Za-z]+|[•…\[<{].*|\^\w+\^.*|[xX.#_-]{3,}.*|.*(?:\.\.\.|…)|(?!.*\{\{).*\}\}[^{}]*|"
+    r".*(?:\$\{[\w.:\-?#!%/+=@| ]*\}|\{\{[^{}]*\}\}|\$\([^()]*\)|%\(\w+\)[sd]).*|"
     r"\$(?![\w]*\d[A-Za-z])[A-Za-z_]\w*(?:(?:->|\.|::|:)\w+)*(?:[(\[].*)?|%[A-Za-z_]+%.*|"
     r"`[^`]* [^`]*`|![A-Za-z]+(?:\s.*)?|@\w+|:[a-z_]+|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|\d{4}-\d{2}-\d{2}.*|"
     r"(?-i:[a-z_-]*(?:password|passwort|passwd|pass|secret|heslo|token|postgres|mysql))|"
@@ -150,8 +151,8 @@ STRONG_WORDS = {
 SUBSTRING_WORDS = ("password", "passwd", "secret", "token", "passwort", "пароль", "heslo", "apikey", "密码", "密碼",
                    "パスワード", "비밀번호", "暗証番号")
 NOT_SECRET_WORDS = {"tokens", "tokenizer", "tokenize", "tokenized", "tokenization", "tokenizers", "secretary", "secretase",
-                    "secretases", "secretion", "secretions", "secretory", "secreted", "secretin", "secreting", "secrete",
-                    "secretes", "hypersecretion"}
+                    "secretases", "secretion", "secretions", "secretory", "secreted", "secretin", "secreting",
+                    "hypersecretion"}
 KEY_WORDS = {"key", "keys", "clé", "clef", "cle", "chiave", "klíč", "klic", "klíče", "ключ", "ключа", "schlüssel",
              "schluessel", "sleutel", "klucz", "clave", "chave", "nyckel", "nøgle", "nøkkel", "avain", "kulcs", "cheie",
              "anahtar", "キー", "키", "密钥", "密鑰"}
@@ -177,6 +178,7 @@ NOT_THE_VALUE = {  # the last part of a name whose value is about the secret, no
     "timeout", "count", "min", "max", "limit", "limits", "required", "prompt", "reset", "label", "placeholder",
     "env", "var", "variable", "header", "pattern", "regex", "format", "enabled", "enable", "disabled", "mode",
     "method", "store", "manager", "provider", "strength", "hint", "question", "encoding", "algorithm", "alg",
+    "error", "errors", "message", "msg", "help", "tooltip", "warning", "notice", "info", "caption", "comment",
     "cmd", "command", "dir", "location", "changed", "age", "lifetime", "validity", "rotation", "source",
     "helper", "generator", "hash", "hashed", "confirmation", "confirm", "repeat", "again", "input", "id_prefix",
     "rule", "rules", "history", "complexity", "storage", "backend", "kind", "secretref", "ref", "arn", "scope",
@@ -245,7 +247,8 @@ NAME_CHAR = re.compile(r"[\w.\-$]")
 # After a name: up to three words ("Пароль від адмінки"), a separator, the value. Separators of every
 # language people paste into notes: = : => and Go's :=, make's ?= += ::= :::=.
 ASSIGNMENT_TAIL = re.compile(
-    r"(?P<words>(?:[ \t]+[^\W_][\w'’.\-]{0,29}){0,4}?)[ \t]*[\"'`]?[ \t]*\**[ \t]*(?P<sep>:{1,3}=|[?+]=|=>|[:=：])(?!//|=|:)"
+    r"(?P<words>(?:[ \t]+[^\W_][\w'’.\-]{0,29}){0,4}?)(?:\[\d*\])?[ \t]*[\"'`]?[ \t]*\**[ \t]*"
+    r"(?P<sep>:{1,3}=|[?+]=|=>|[!=]==?|[:=：])(?!//|=|:)[ \t]*@?"
     r"[ \t]*\**[ \t]*(?P<value>\"[^\"\n]+\"|'[^'\n]+'|`[^`\n]+`|[^\s\"'`|][^\s|]*)"
 )
 # Names that may stand alone in prose before their value (a bare "key" or "token" needs a qualifier).
@@ -510,6 +513,14 @@ _PLACE_RULES: list[tuple[str, str, str, str, int]] = [
      r"([^\s'\"]+)", "p", 1),
     ("password or secret", "reg",
      r"(?i)\breg[ \t]+add\b[^\n]*?/v[ \t]+\"?[\w.-]*(?:pass|secret|token|key|pwd)[\w.-]*\"?[^\n]*?/d[ \t]+\"?([^\s\"]+)", "p", 1),
+    # detect-secrets' code forms: a quoted value compared with a secret's name ("X" == password), C++'s
+    # std::string secret("X") and secret.assign("X")
+    ("password or secret", "pass|secret|token|pwd|key",
+     r"([\"'`])([^\"'`\n]{4,})\1[ \t]*[!=]==?[ \t]*[\w.]*(?i:passw|passwd|secret|token|api_?key|private_?key|pwd|_pass)\w*\b",
+     "p", 2),
+    ("password or secret", "pass|secret|token|pwd|key",
+     r"(?:\b(?:std::string|string|String|QString|auto|var|let|const)[ \t]+[\w]*(?i:passw|passwd|secret|token|api_?key|pwd|_pass)"
+     r"\w*[ \t]*[({]|\b\w*(?i:passw|passwd|secret|token|api_?key|pwd|_pass)\w*\.assign\()[ \t]*\"([^\"\n]{4,})\"", "p", 1),
     ("webhook URL", "hook",
      r"https?://[^\s]*?(?:web)?hooks?\b[^\s]*?/((?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{6,})/?"
      r"(?=[\s)\]>\"'`]|$)", "", 1),

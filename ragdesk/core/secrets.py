@@ -76,7 +76,8 @@ def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool, password: bo
         return True
     if password and value[0] in "\"'`" and _SLUG.fullmatch(v) and not placeholder_word(v):
         return True  # quoted after a password's name: `houby-v-lese` is the password, not a name in code
-    if is_placeholder(v) or (not phrase and v.count(" ") >= 2):
+    quoted = len(value) > 2 and value[0] in "\"'" and value[-1] == value[0] and _QUOTED_VALUE.fullmatch(v) is not None
+    if is_placeholder(v) or (not phrase and not quoted and v.count(" ") >= 2):
         return False
     if v.rstrip("*_,;:.)`").isalpha() and rest_of_line.strip() and value[0] not in "\"'`":
         return False
@@ -86,6 +87,8 @@ def _assigned_value_ok(value: str, rest_of_line: str, phrase: bool, password: bo
     return len(v) >= 8 or short
 
 
+# A quoted value with spaces that is a value, not a message: no word naming a secret, no sentence's end
+_QUOTED_VALUE = re.compile(r"(?i)(?!.*(?:passw|secret|token|heslo|парол|senha|mot de passe))[^\n]*[^\s.:!?]")
 _GROUP = re.compile(r"(?=[A-Za-z]*\d)[A-Za-z0-9]{4,6}")
 _GROUPS = re.compile(r"(?:[ ](?=[A-Za-z]*\d)[A-Za-z0-9]{4,6}){2,}(?=[ \t]*$)")
 _SLUG = re.compile(r"[^\W_]+(?:[-_.][^\W_]+)+")
