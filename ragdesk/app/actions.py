@@ -10,6 +10,8 @@ from operator import attrgetter
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from ..core.query import SYNTAX
+
 Key = QKeySequence.StandardKey | str | None
 
 
@@ -141,5 +143,8 @@ def build_menus(window: QMainWindow) -> dict[str, QMenu]:
 def shortcuts_html() -> str:
     """The F1 help: the widget keys, then every action with a shortcut and a help line."""
     rows = list(WIDGET_KEYS) + [(key_text(a.shortcut), a.help) for a in ACTIONS if a.shortcut and a.help]
-    cells = "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td><td>{html.escape(v)}</td></tr>" for k, v in rows)
-    return f"<table>{cells}</table>"
+    return f"<table>{_rows(rows)}</table><h4>In the search field</h4><table>{_rows(SYNTAX)}</table>"
+
+
+def _rows(rows: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
+    return "".join(f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td><td>{html.escape(v)}</td></tr>" for k, v in rows)

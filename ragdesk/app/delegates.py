@@ -113,8 +113,9 @@ class HtmlDelegate(QStyledItemDelegate):
         painter.restore()
 
 
-# What a narrow title gives up first: the folder (its end kept: the nearest folder), then the heading
-# trail (its start kept), last the file name (its middle): the name and its page or line stay.
+# What a narrow title gives up first: the note's date (whole), the folder (its end kept: the nearest
+# folder), then the heading trail (its start kept), last the file name (its middle): the name and its
+# page or line stay.
 SHORTEN = (("folder", Qt.TextElideMode.ElideLeft), ("heading", Qt.TextElideMode.ElideRight))
 
 
@@ -122,6 +123,8 @@ def fit_title(parts: list[tuple[str, str]], width: int, metrics: QFontMetrics) -
     """The title from `parts` (ResultsModel.title_parts) in `width` pixels: whole when it fits, else
     shortened part by part as SHORTEN says, else with the file name elided in the middle."""
     pieces = list(parts)
+    if metrics.horizontalAdvance("".join(t for t, _ in pieces)) > width:  # the note's date goes first, whole
+        pieces = [(t, part) for t, part in pieces if part != "date"]
     for shorten, mode in (*SHORTEN, ("name", Qt.TextElideMode.ElideMiddle)):
         if metrics.horizontalAdvance("".join(t for t, _ in pieces)) <= width:
             break

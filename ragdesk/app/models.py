@@ -185,6 +185,8 @@ class ResultsModel(_TableModel):
         else:
             parts += [(heading, "heading"), (f" :{hit.start_line}", "where")]
         parts.append((f"  (+{more} more in this note)" if more else "", "more"))
+        if hit.date_text:  # the note's date, given up first when the row is narrow (delegates.fit_title)
+            parts.append((f"  · {hit.date_text}", "date"))
         return [(text, part) for text, part in parts if text]
 
     def passage_html(self, row: int) -> str | None:

@@ -7,6 +7,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -21,6 +22,7 @@ from .delegates import ContributionBarDelegate, HtmlDelegate
 from .models import ResultsModel
 from .search_worker import SearchOutcome
 from .settings import AppSettings
+from .texts import searched_as_text
 
 RESULTS_K = 30  # one page of results; "Show more" adds as many
 WELCOME = "Welcome!"
@@ -33,6 +35,7 @@ class ResultsPane(QWidget):
     hit_activated = Signal()  # Enter or double click on a result
     more_requested = Signal()
     grouping_changed = Signal(bool)  # after the list was regrouped
+    sort_changed = Signal(str)  # "relevance" or "newest" (params.SORTS): the search runs again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,6 +76,11 @@ class ResultsPane(QWidget):
         self.empty_label.setObjectName("emptyLabel")
         self.empty_label.setWordWrap(True)
         self.empty_label.setStyleSheet("color: #666; padding: 4px")
+        self.searched_as_label = QLabel("", self)  # what the query's operators and filters did, in words
+        self.searched_as_label.setObjectName("searchedAsLabel")
+        self.searched_as_label.setWordWrap(True)
+        self.searched_as_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.searched_as_label.hide()
         self.match_count_label = QLabel("", self)
         self.match_count_label.setObjectName("matchCountLabel")
         self.show_more_button = QPushButton(f"Show {RESULTS_K} more", self)
@@ -83,13 +91,21 @@ class ResultsPane(QWidget):
         self.group_check.setObjectName("groupByNoteCheck")
         self.group_check.setToolTip("Each note once, at its best chunk; its other matching chunks folded beneath it")
         self.group_check.toggled.connect(self._on_group_toggled)
+        self.sort_combo = QComboBox(self)
+        self.sort_combo.setObjectName("sortCombo")
+        for label, sort in (("Best match", "relevance"), ("Newest first", "newest")):
+            self.sort_combo.addItem(label, sort)
+        self.sort_combo.setToolTip("Best match first, or the matches by their notes' dates, newest first")
+        self.sort_combo.currentIndexChanged.connect(self._on_sort_combo_changed)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.empty_label)
+        layout.addWidget(self.searched_as_label)
         layout.addWidget(view)
         more = QHBoxLayout()
         more.addWidget(self.match_count_label, 1)
+        more.addWidget(self.sort_combo)
         more.addWidget(self.group_check)
         more.addWidget(self.show_more_button)
         layout.addLayout(more)
@@ -133,6 +149,9 @@ class ResultsPane(QWidget):
         else:
             self.empty_label.setText(empty_text)
             self.empty_label.show()
+        said = searched_as_text(result)
+        self.searched_as_label.setText(said)
+        self.searched_as_label.setVisible(bool(said))
         total = max(outcome.total, len(result.hits))
         self.match_count_label.setText(f"{len(result.hits)} of {total:,} matches" if result.hits else "")
         self.show_more_button.setVisible(total > len(result.hits))
@@ -153,6 +172,8 @@ class ResultsPane(QWidget):
         self.empty_label.clear()
         self.empty_label.hide()
         self.match_count_label.clear()
+        self.searched_as_label.clear()
+        self.searched_as_label.hide()
         self.show_more_button.hide()
 
     def walk(self, step: int) -> None:
@@ -171,11 +192,22 @@ class ResultsPane(QWidget):
         new = Qt.CheckState.Unchecked if checked else Qt.CheckState.Checked
         self.model.setData(index, new, Qt.ItemDataRole.CheckStateRole)
 
+    @property
+    def sort(self) -> str:
+        """The order asked for: "relevance" or "newest"."""
+        return str(self.sort_combo.currentData())
+
+    def _on_sort_combo_changed(self, _index: int) -> None:
+        self.sort_changed.emit(self.sort)
+
     def restore(self, settings: AppSettings) -> None:
         self.group_check.setChecked(settings.get("results/grouped", False, bool))
+        found = self.sort_combo.findData(settings.get("results/sort", "relevance", str))
+        self.sort_combo.setCurrentIndex(max(found, 0))
 
     def save(self, settings: AppSettings) -> None:
         settings.set("results/grouped", self.group_check.isChecked())
+        settings.set("results/sort", self.sort)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if (

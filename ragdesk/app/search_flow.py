@@ -17,6 +17,7 @@ from ..core.languages import dropped_text
 from ..core.modes import asks_meaning
 from ..core.params import SearchParams
 from ..core.paths import shown
+from ..core.query import parse
 from ..core.results import Hit
 from ..core.secrets import Scrubber
 from . import texts
@@ -77,6 +78,7 @@ class SearchFlow(QObject):
         results.hit_selected.connect(self._on_hit_selected)
         results.more_requested.connect(self.show_more)
         results.grouping_changed.connect(self.update_prompt)
+        results.sort_changed.connect(self._on_sort_changed)
         results.model.inclusion_changed.connect(self.update_prompt)
         why.copy_explanation_button.clicked.connect(self.copy_explanation)
         why.secrets_reveal_requested.connect(self._on_secrets_reveal_requested)
@@ -86,6 +88,8 @@ class SearchFlow(QObject):
         searcher.search_failed.connect(self._on_search_failed)
         searcher.ranks_found.connect(self._on_ranks_found)
         searcher.ranks_failed.connect(self._on_ranks_failed)
+        searcher.completions_found.connect(bar.completer.set_values)
+        bar.completer.values_wanted.connect(session.engine.find_completions)
 
     def analyzer(self) -> AnalyzerConfig:
         return self.panes.bar.analyzer(self.settings.analyzer())
@@ -98,6 +102,7 @@ class SearchFlow(QObject):
     def forget(self) -> None:
         """Another folder opens: its chunk ids, pins and results are not this one's."""
         self.panes.why.set_pinned(None)
+        self.panes.bar.completer.forget()
         self._ran = None
         self.panes.results.clear()
         self.panes.why.show_hit(None)
@@ -110,12 +115,17 @@ class SearchFlow(QObject):
         if self.session.library is None:
             return
         pinned = self.panes.why.pinned
-        params = SearchParams(self.analyzer(), bar.k1, bar.b, self.results_k, fusion=bar.fusion, group=False)
+        params = SearchParams(
+            self.analyzer(), bar.k1, bar.b, self.results_k, fusion=bar.fusion, group=False, sort=self.panes.results.sort
+        )
         pinned_id = pinned.chunk_id if pinned is not None else None
         engine = self.session.engine
         request = SearchRequest(engine.next_serial(), bar.query, params, pinned_id, bar.mode, self.settings.embedder)
         self.last_request = request
         engine.search(request)
+
+    def _on_sort_changed(self, _sort: str) -> None:
+        self.run()
 
     def _on_query_edited(self, _text: str) -> None:
         self.results_k = RESULTS_K  # a new query starts with one page of results
@@ -247,10 +257,18 @@ class SearchFlow(QObject):
         self.status.say("Copied explanation", SHORT_MS)
 
     # ---- the prompt -----------------------------------------------------------------------------
+    def _question(self) -> str:
+        """What the prompt asks: the question without its filters, exclusions and operators (the
+        shown result's parse when it is of the text in the field)."""
+        typed, result = self.panes.bar.field.text(), self.panes.results.model.result
+        if result is not None and result.parsed is not None and result.query == typed:
+            return result.parsed.question
+        return parse(typed).question
+
     def update_prompt(self, *_args: object) -> None:
         model = self.panes.results.model
         prompt = self.panes.prompt.show_prompt(
-            self.panes.bar.field.text(),
+            self._question(),
             model.included_hits(),
             model.findings,
             self.settings.instructions,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from PySide6.QtCore import QObject, Signal, Slot
 
@@ -16,6 +17,8 @@ from ..core.injection import Finding
 from ..core.injection_probe import PROBE_HITS, InjectionProbe, with_probe
 from ..core.modes import AUTO, Resolved, resolve
 from ..core.params import SearchParams
+from ..core.query import Query, parse
+from ..core.query_mask import filter_values
 from ..core.reader import IndexReader
 from ..core.results import Hit, SearchResult
 from ..core.store import IndexDamaged, IndexMissing
@@ -40,6 +43,11 @@ class SearchRequest:
     @property
     def analyzer(self) -> AnalyzerConfig:
         return self.params.analyzer
+
+    @cached_property
+    def parsed(self) -> Query:
+        """The query parsed once (core.query): what the search, highlights, counts and ranks read."""
+        return parse(self.query)
 
 
 @dataclass
@@ -67,6 +75,7 @@ class SearchWorker(QObject):
     why_not_found = Signal(object)  # core.whynot.WhyNot
     why_not_failed = Signal(object)  # the exception: why the note cannot be explained (NotIndexed, ...)
     search_failed = Signal(object)  # the exception (core.store.IndexDamaged: the window rebuilds)
+    completions_found = Signal(object)  # {"path": [folder names], "tag": [tags]} of the current library
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,6 +107,17 @@ class SearchWorker(QObject):
     def set_library(self, library: IndexReader) -> None:
         self.library = library
 
+    @Slot()
+    def find_completions(self) -> None:
+        """The folder names and tags `path:` and `tag:` complete with (tags read every note once)."""
+        lib = self.library
+        if lib is None:
+            return
+        try:
+            self.completions_found.emit(filter_values(lib.note_facts()))
+        except (OSError, IndexDamaged, ValueError) as exc:  # a damaged note table: no completions, said
+            self.search_failed.emit(exc)
+
     @Slot(object)
     def search(self, request: SearchRequest) -> None:
         if request.serial < self.latest_serial or self.library is None:
@@ -107,10 +127,10 @@ class SearchWorker(QObject):
             lib.warm(request.analyzer, apart=True)  # another analyzer's index: derived apart, not under the GIL
             resolved = self._resolve(request, lib)
             mode = resolved.mode
-            result = lib.search(request.query, request.params, resolved=resolved)
+            result = lib.search(request.parsed, request.params, resolved=resolved)
             if request.mode not in (mode, AUTO) and result.reason is None:
                 result.reason = f"{resolved.reason}: BM25 results shown instead of {request.mode}"
-            searcher, query = lib.searcher, request.query
+            searcher, query = lib.searcher, request.parsed
             highlights = {h.chunk_id: searcher.highlight_spans(h.text, query, request.analyzer) for h in result.hits}
             stale = {h.chunk_id for h in result.hits if lib.is_stale(h.chunk_id)}
             # found here, not in the GUI thread: ~1 ms per non-ASCII chunk
@@ -121,14 +141,14 @@ class SearchWorker(QObject):
                 found = with_probe([findings.get(h.chunk_id, []) for h in top], [h.text for h in top], probe)
                 findings.update({h.chunk_id: f for h, f in zip(top, found) if f})
             masked = {h.chunk_id: m for h in result.hits if (m := h.masked()) is not None}
-            total = len(result.hits) if mode.uses_meaning else searcher.count_matches(request.query, request.analyzer)
+            total = len(result.hits) if mode.uses_meaning else searcher.count_matches(query, request.analyzer)
             outcome = SearchOutcome(request, result, highlights, stale, findings, masked, total, library=lib)
             outcome.meaning = resolved.meaning
             if not lib.note_paths:
                 outcome.other_files = self._other_files(lib)
             if request.pinned is not None and request.pinned < lib.n_chunks:
                 outcome.pinned_rows = searcher.explain(
-                    request.query, request.pinned, request.analyzer, request.params.k1, request.params.b
+                    query, request.pinned, request.analyzer, request.params.k1, request.params.b
                 )
                 outcome.pinned_score = sum(r.contribution for r in outcome.pinned_rows)
         except Exception as exc:
@@ -146,7 +166,7 @@ class SearchWorker(QObject):
         try:
             resolved = self._resolve(request, self.library)
             params = replace(request.params, mode=resolved.mode)
-            why = why_not(self.library, request.query, path, params, resolved.embedder, True)
+            why = why_not(self.library, request.parsed, path, params, resolved.embedder, True)
         except (NotIndexed, IndexDamaged, DenseUnavailable) as exc:
             self.why_not_failed.emit(exc)
             return
@@ -167,7 +187,7 @@ class SearchWorker(QObject):
                     ranks[name] = NOT_DERIVED
                     continue
                 params = request.params
-                ranks[name] = self.library.searcher.rank_of(request.query, chunk_id, config, params.k1, params.b)
+                ranks[name] = self.library.searcher.rank_of(request.parsed, chunk_id, config, params.k1, params.b)
             except (IndexDamaged, OSError) as exc:  # the search reports a damaged index and has it rebuilt
                 self.ranks_failed.emit(request.serial, chunk_id, exc)
                 return

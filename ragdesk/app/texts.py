@@ -33,12 +33,25 @@ REVEAL_TIP = (
 
 
 def chunk_title_html(hit: Hit, stale: bool) -> str:
-    """The selected result's note, heading trail, location and score, in one line."""
+    """The selected result's note, heading trail, location, score and the note's date, in one line."""
     heading = f" › {html.escape(shown(hit.heading))}" if hit.heading else ""
+    date = f" · {hit.date_text}" if hit.date_text else ""
     return (
-        f"<b>{html.escape(hit.shown_path)}</b>{heading} · {hit.location} · score {hit.score:.3f}"
+        f"<b>{html.escape(hit.shown_path)}</b>{heading} · {hit.location} · score {hit.score:.3f}{date}"
         f"{STALE_MARK if stale else ''}"
     )
+
+
+def searched_as_text(result: SearchResult) -> str:
+    """The "Searched as" line: the query's words, phrases, exclusions and filters in words, and what
+    did not parse; "" for a question without operators."""
+    q = result.parsed
+    if q is None:
+        return ""
+    lines = [f"{problem}: searched as words" for problem in q.problems]
+    if q.searched_as():
+        lines.insert(0, "Searched as: " + q.searched_as() + (" (newest first)" if result.listed else ""))
+    return "\n".join(lines)
 
 
 def chunk_body_html(text: str, spans: list[tuple[int, int, str]], findings: list[Finding], context: list[str]) -> str:

@@ -171,6 +171,7 @@ class Engine(QObject):
     _search_requested = Signal(object)
     _ranks_requested = Signal(object, int)
     _why_not_requested = Signal(object, str)
+    _completions_requested = Signal()
     _library_changed = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -187,6 +188,7 @@ class Engine(QObject):
         self._search_requested.connect(self.searcher.search)
         self._ranks_requested.connect(self.searcher.find_ranks)
         self._why_not_requested.connect(self.searcher.explain_note)
+        self._completions_requested.connect(self.searcher.find_completions)
         self._library_changed.connect(self.searcher.set_library)
         self.build_thread.start()
         self.search_thread.start()
@@ -217,6 +219,10 @@ class Engine(QObject):
 
     def explain_note(self, request: SearchRequest, path: str) -> None:
         self._why_not_requested.emit(request, path)
+
+    def find_completions(self) -> None:
+        """Ask the search thread for the folder names and tags of the library (completions_found)."""
+        self._completions_requested.emit()
 
     def shutdown(self) -> None:
         self.builder.cancel()

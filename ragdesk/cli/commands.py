@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.paths import shown
+from ..core.query import parse
 from ..core.secrets import Scrubber
 from ..core.store import is_storage_error
 from .library import (
@@ -171,8 +172,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     resolved = resolve_mode(args, lib)
     params = search_params(args, resolved.mode)
     if args.queries is None:
-        result = lib.search(args.query, params, explain=args.explain or args.json, resolved=resolved)
-        why = _why_not(lib, args, params, resolved) if args.why_not else None
+        query = parse(args.query)  # parsed once: the search, why-not and the scrubber read this
+        result = lib.search(query, params, explain=args.explain or args.json, resolved=resolved)
+        why = _why_not(lib, args, params, resolved, query) if args.why_not else None
         scrub = _scrubber(args, args.query, result.hits)
         if args.json:
             data = result.to_json(with_explain=True)
@@ -208,7 +210,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             if not isinstance(query, str):
                 raise ValueError(f"query must be a string, not {type(query).__name__}")
             query.encode("utf-8")  # a lone surrogate (\ud800) is not text
-            out = lib.search(query, params, explain=args.explain, resolved=resolved)
+            out = lib.search(parse(query), params, explain=args.explain, resolved=resolved)
             data = _scrubbed_json(out.to_json(args.explain), _scrubber(args, query, out.hits))
             print(json.dumps({"id": qid, **data}, ensure_ascii=False))
         except (ValueError, UnicodeEncodeError) as exc:
@@ -253,7 +255,7 @@ def _say_redacted(scrub: Scrubber | None) -> None:
         print(f"[{scrub.count} secret(s) redacted (--allow-secrets shows them)]", file=sys.stderr)
 
 
-def _why_not(lib: Any, args: argparse.Namespace, params: Any, resolved: Any) -> Any:
+def _why_not(lib: Any, args: argparse.Namespace, params: Any, resolved: Any, query: Any) -> Any:
     from ..core.whynot import NotIndexed, why_not
 
     path = args.why_not
@@ -264,7 +266,7 @@ def _why_not(lib: Any, args: argparse.Namespace, params: Any, resolved: Any) -> 
         except ValueError:
             raise CliError(f"--why-not {args.why_not}: not inside {folder}") from None
     try:
-        return why_not(lib, args.query, path, params, resolved.embedder, resolved.partial)
+        return why_not(lib, query, path, params, resolved.embedder, resolved.partial)
     except NotIndexed as exc:
         raise CliError(str(exc)) from exc
 

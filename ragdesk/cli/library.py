@@ -108,7 +108,8 @@ def search_params(args: argparse.Namespace, mode: str = "bm25", k: int | None = 
     from ..core.params import DEFAULT_K, SearchParams
 
     k = k if k is not None else getattr(args, "k", DEFAULT_K)
-    return SearchParams(analyzer_config(args), args.k1, args.b, k, mode, args.fusion, args.group)
+    sort = getattr(args, "sort", "relevance")  # search has --sort; prompt ranks by relevance
+    return SearchParams(analyzer_config(args), args.k1, args.b, k, mode, args.fusion, args.group, sort)
 
 
 def resolve_mode(args: argparse.Namespace, lib: Any, partial: bool = True) -> Any:

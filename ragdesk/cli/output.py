@@ -79,11 +79,19 @@ def print_hits(result: Any, explain: bool, scrub: Any = None) -> None:
         print(f"({result.reason})")
     if result.left_out.dropped:
         print(f"({dropped_text(result.left_out)})")
+    parsed = result.parsed
+    if parsed is not None:
+        for problem in parsed.problems:
+            print(f"({problem}: searched as words)")
+        if parsed.searched_as():
+            print(clean(f"(searched as: {parsed.searched_as()})"))
     for h in result.hits:
         where = f"{h.shown_path}" + (f" › p. {h.page}" if h.page else f":{h.start_line}-{h.end_line}")
         where += f" › {shown(h.heading)}" if h.heading else ""
         snippet = " ".join(clean(h.text).split())[:160]  # redacted before it is cut, so no half key shows
-        print(f"{h.rank:>3}. {h.score:8.4g}  {clean(where)}\n       {snippet}")
+        score = f"{h.date_text:>10}" if result.listed else f"{h.score:8.4g}"  # filters only: newest first
+        score += f"  {h.date_text}" if result.sort == "newest" and not result.listed else ""
+        print(f"{h.rank:>3}. {score}  {clean(where)}\n       {snippet}")
         if h.fusion is not None:
             print(f"       {result.mode}: {h.fusion.describe()}")
         if explain:

@@ -142,7 +142,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def build_parser(commands: dict[str, argparse.ArgumentParser] | None = None) -> argparse.ArgumentParser:
     """The parser of every command (`commands`, when given, receives each command's own)."""
-    from ..core.params import DEFAULT_K, DEFAULT_PROMPT_K
+    from ..core.params import DEFAULT_K, DEFAULT_PROMPT_K, SORTS
 
     parser = argparse.ArgumentParser(
         prog="ragdesk",
@@ -182,6 +182,13 @@ def build_parser(commands: dict[str, argparse.ArgumentParser] | None = None) -> 
     _add_index_options(p)
     _add_query_options(p)
     p.add_argument("--explain", action="store_true", help="show each query term's BM25 contribution")
+    p.add_argument(
+        "--sort",
+        choices=SORTS,
+        default="relevance",
+        help="relevance (default) or newest: the matches ordered by their notes' dates (front matter's "
+        "date or created, else modified); see docs/query.md for phrases, exclusions and filters",
+    )
     p.add_argument(
         "--why-not",
         metavar="PATH",

@@ -187,12 +187,12 @@ static void add_range_bounds(const Term *terms, Py_ssize_t from, Py_ssize_t to, 
 }
 
 static PyObject *top_k(PyObject *self, PyObject *args) {
-    PyObject *seq, *order_obj = Py_None;
+    PyObject *seq, *order_obj = Py_None, *mask_obj = Py_None;
     Py_ssize_t n_docs, k;
     double k1;
     int shift = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "Ondn|Oi", &seq, &n_docs, &k1, &k, &order_obj, &shift)) return NULL;
+    if (!PyArg_ParseTuple(args, "Ondn|OiO", &seq, &n_docs, &k1, &k, &order_obj, &shift, &mask_obj)) return NULL;
     if (k <= 0) {
         PyErr_SetString(PyExc_ValueError, "k must be positive");
         return NULL;
@@ -202,8 +202,23 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         return NULL;
     }
     const Py_ssize_t n_ranges = shift && n_docs ? ((n_docs - 1) >> shift) + 1 : 0;
+    /* mask: one byte per chunk, 0 for chunks a query's filters leave out (they never rank) */
+    Py_buffer mask_buf = {0};
+    const uint8_t *mask = NULL;
+    if (mask_obj != Py_None) {
+        if (get_buffer(mask_obj, &mask_buf, 1, "mask") < 0) return NULL;
+        if (mask_buf.len < n_docs) {
+            PyBuffer_Release(&mask_buf);
+            PyErr_SetString(PyExc_ValueError, "mask must have one entry per chunk");
+            return NULL;
+        }
+        mask = mask_buf.buf;
+    }
     PyObject *fast = PySequence_Fast(seq, "terms must be a sequence");
-    if (!fast) return NULL;
+    if (!fast) {
+        if (mask) PyBuffer_Release(&mask_buf);
+        return NULL;
+    }
     Py_ssize_t nt = PySequence_Fast_GET_SIZE(fast);
     Term *terms = PyMem_Calloc((size_t)(nt ? nt : 1), sizeof(Term));
     if (!terms) {
@@ -250,6 +265,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     Py_DECREF(fast);
     if (parsed < nt || PyErr_Occurred()) {
         release_terms(terms, parsed);
+        if (mask) PyBuffer_Release(&mask_buf);
         return NULL;
     }
 
@@ -268,6 +284,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
         free(scratch);
         free(rest);
         release_terms(terms, nt);
+        if (mask) PyBuffer_Release(&mask_buf);
         return PyErr_NoMemory();
     }
     const double kp1 = k1 + 1.0;
@@ -300,6 +317,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
                 damaged = 1;
                 break;
             }
+            if (mask && !mask[d]) continue;
             double before = acc[d];
             double after = before + contribution(t, (double)t->tfs[p], kp1, d);
             touched[n_touched] = d; /* branch-free: kept only if this is the chunk's first match */
@@ -445,6 +463,7 @@ static PyObject *top_k(PyObject *self, PyObject *args) {
     free(hot);
     free(flags);
     release_terms(terms, nt);
+    if (mask) PyBuffer_Release(&mask_buf);
     return out;
 }
 
@@ -816,11 +835,11 @@ static void heap_down(int32_t *h, Py_ssize_t k, Py_ssize_t i) {
 }
 
 static PyObject *near_candidates(PyObject *self, PyObject *args) {
-    PyObject *codes_obj, *query_obj;
+    PyObject *codes_obj, *query_obj, *mask_obj = Py_None;
     Py_ssize_t k;
     long long margin;
-    if (!PyArg_ParseTuple(args, "OOnL", &codes_obj, &query_obj, &k, &margin)) return NULL;
-    Py_buffer cb, qb;
+    if (!PyArg_ParseTuple(args, "OOnL|O", &codes_obj, &query_obj, &k, &margin, &mask_obj)) return NULL;
+    Py_buffer cb, qb, mb = {0};
     if (get_buffers(2, codes_obj, &cb, 1, "codes", query_obj, &qb, 2, "query") < 0) return NULL;
     Py_ssize_t d = qb.len / 2, n = d ? cb.len / d : 0;
     if (d == 0 || cb.len != n * d || k < 1 || margin < 0 || d > 65536) {
@@ -829,46 +848,72 @@ static PyObject *near_candidates(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "codes must be n rows of len(query) int8; k >= 1, margin >= 0");
         return NULL;
     }
-    Py_ssize_t kk = k < n ? k : n;
+    /* mask: one byte per row, 0 for rows a query's filters leave out (never scored, never returned) */
+    const uint8_t *mask = NULL;
+    if (mask_obj != Py_None) {
+        if (get_buffer(mask_obj, &mb, 1, "mask") < 0) {
+            PyBuffer_Release(&cb);
+            PyBuffer_Release(&qb);
+            return NULL;
+        }
+        if (mb.len < n) {
+            PyBuffer_Release(&mb);
+            PyBuffer_Release(&cb);
+            PyBuffer_Release(&qb);
+            PyErr_SetString(PyExc_ValueError, "mask must have one byte per row");
+            return NULL;
+        }
+        mask = mb.buf;
+    }
+    Py_ssize_t n_kept = n;
+    if (mask) {
+        n_kept = 0;
+        for (Py_ssize_t i = 0; i < n; i++) n_kept += mask[i] != 0;
+    }
+    Py_ssize_t kk = k < n_kept ? k : n_kept;
     int32_t *scores = malloc(sizeof(int32_t) * (size_t)(n ? n : 1)), *heap = malloc(sizeof(int32_t) * (size_t)(kk ? kk : 1));
     if (!scores || !heap) {
         free(scores);
         free(heap);
+        if (mask) PyBuffer_Release(&mb);
         PyBuffer_Release(&cb);
         PyBuffer_Release(&qb);
         return PyErr_NoMemory();
     }
     const int8_t *codes = cb.buf;
     const int16_t *q = qb.buf;
-    Py_ssize_t found = 0;
+    Py_ssize_t found = 0, seen = 0;
     long long least = 0; /* the k-th largest score minus margin: what a candidate must reach */
     Py_BEGIN_ALLOW_THREADS;
     for (Py_ssize_t i = 0; i < n; i++) {
+        if (mask && !mask[i]) continue;
         const int8_t *row = codes + i * d;
         int32_t acc = 0;
         for (Py_ssize_t j = 0; j < d; j++) acc += (int32_t)row[j] * (int32_t)q[j];
         scores[i] = acc;
-        if (i < kk) {
-            heap[i] = acc;
-            if (i == kk - 1)
+        if (seen < kk) {
+            heap[seen] = acc;
+            if (seen == kk - 1)
                 for (Py_ssize_t h = kk / 2; h-- > 0;) heap_down(heap, kk, h);
         } else if (acc > heap[0]) {
             heap[0] = acc;
             heap_down(heap, kk, 0);
         }
+        seen++;
     }
     least = kk ? (long long)heap[0] - margin : 0;
     for (Py_ssize_t i = 0; i < n; i++)
-        if ((long long)scores[i] >= least) found++;
+        if ((!mask || mask[i]) && (long long)scores[i] >= least) found++;
     Py_END_ALLOW_THREADS;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * found);
-    if (out) {
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * (kk ? found : 0));
+    if (out && kk) {
         int64_t *ids = (int64_t *)PyBytes_AS_STRING(out);
         for (Py_ssize_t i = 0, w = 0; i < n; i++)
-            if ((long long)scores[i] >= least) ids[w++] = i;
+            if ((!mask || mask[i]) && (long long)scores[i] >= least) ids[w++] = i;
     }
     free(scores);
     free(heap);
+    if (mask) PyBuffer_Release(&mb);
     PyBuffer_Release(&cb);
     PyBuffer_Release(&qb);
     return out;
@@ -985,10 +1030,11 @@ static PyObject *near_quantize(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"top_k", top_k, METH_VARARGS,
-     "top_k(terms, n_docs, k1, k, order=None, shift=0) -> (chunk ids, scores), best first (ties by chunk id).\n"
+     "top_k(terms, n_docs, k1, k, order=None, shift=0, mask=None) -> (chunk ids, scores), best first (ties by chunk id).\n"
      "terms: (docs int32, tfs int32, norms float64, idf, weight, upper bound), best bound first.\n"
      "order: optional int32 per chunk; ties rank by it and it is what is returned (a renumbering).\n"
-     "shift: with range bounds (a term's optional 7th item, range_maxima's bytes), chunk ranges of 2^shift."},
+     "shift: with range bounds (a term's optional 7th item, range_maxima's bytes), chunk ranges of 2^shift.\n"
+     "mask: optional uint8 per chunk (in the ranking's numbering); chunks with 0 never rank."},
     {"range_maxima", range_maxima, METH_VARARGS,
      "range_maxima(docs, tfs, norms, k1, shift, top, n_ranges) -> bytes: per range of 2^shift chunks, the\n"
      "largest f(k1+1)/(f+norm) there in 255ths of top, rounded up (without the GIL)."},
@@ -1002,9 +1048,9 @@ static PyMethodDef methods[] = {
      "trigram_word_map(words) -> (terms, ptr, ids, mult): the trigram terms of every word (\"\" for none), as\n"
      "index._trigram_word_map gives them; ptr int64, ids and mult int32, as bytes."},
     {"near_candidates", near_candidates, METH_VARARGS,
-     "near_candidates(codes, query, k, margin) -> int64 bytes: ascending ids of the rows whose integer score\n"
-     "(int8 codes, n x len(query), dot the int16 query) is at least the k-th largest score minus margin\n"
-     "(without the GIL)."},
+     "near_candidates(codes, query, k, margin, mask=None) -> int64 bytes: ascending ids of the rows whose integer\n"
+     "score (int8 codes, n x len(query), dot the int16 query) is at least the k-th largest score minus margin\n"
+     "(without the GIL); with mask (uint8 per row), only the rows it keeps are scored, ranked and returned."},
     {"near_cosines", near_cosines, METH_VARARGS,
      "near_cosines(rows, query, ids) -> float64 bytes: rows[ids] (float16, n x len(query)) dot query (float64),\n"
      "summed in float64 in the order nearest.exact_cosines sums (without the GIL)."},

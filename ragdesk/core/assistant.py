@@ -30,6 +30,7 @@ from .modes import AUTO, resolve
 from .params import DEFAULT_K, DEFAULT_PROMPT_K, SearchParams
 from .paths import shown, visible_controls
 from .prompt import FORMATS, prompt_from_search
+from .query import parse
 from .reader import IndexReader
 from .secrets import Scrubber, find_secrets, redact
 from .store import IndexDamaged, is_storage_error
@@ -167,17 +168,20 @@ class NotesDesk:
         query = _question(query, "query")
         k = _bounded(k, "k", 1, MAX_K)
         scrub = Scrubber(query)
+        parsed = parse(query)  # once for every folder served
         parts, hits, said = [], [], []
         probe = None
         for served in self.served:
             lib = self.current(served)
             resolved = self.resolved(lib)
             probe = probe or InjectionProbe.for_embedder(resolved.embedder)
-            result = lib.search(query, SearchParams(k=k, mode=resolved.mode), explain=True, resolved=resolved)
+            result = lib.search(parsed, SearchParams(k=k, mode=resolved.mode), explain=True, resolved=resolved)
             said.append(f"{served.label}: {result.mode} ({result.mode_reason})")
             hits += [(h.rank, i, served, h, result.mode) for i, h in enumerate(result.hits)]
         hits.sort(key=lambda t: (t[0], t[1]))  # several folders: their lists interleaved by rank
-        parts.append(f'Search for "{query}" — ' + "; ".join(said) + f". {min(k, len(hits))} results:")
+        shown_as = "".join(f" ({p}: searched as words)" for p in parsed.problems)
+        shown_as += f" (searched as: {parsed.searched_as()})" if parsed.searched_as() else ""
+        parts.append(f'Search for "{query}"{shown_as} — ' + "; ".join(said) + f". {min(k, len(hits))} results:")
         used = estimate_tokens(parts[0])
         shown_hits = [h for _, _, _, h, _ in hits[:k]]
         findings = with_probe([Excerpt.of(h).findings for h in shown_hits], [h.text for h in shown_hits], probe)

@@ -1,11 +1,17 @@
-"""Per-term BM25 explanations: every number that went into a chunk's score."""
+"""Per-term BM25 explanations: every number that went into a chunk's score, and the query's terms
+per analyzer they are computed from (QueryPart)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .bm25 import contribution, idf
+import numpy as np
+
+from .analyzers import AnalyzerConfig
+from .bm25 import contribution, idf, term_score
+from .postings import MergedTermIndex, TermIndex
+from .topk import QueryTermRef
 
 
 @dataclass(slots=True)
@@ -128,3 +134,53 @@ def ordinal(n: int) -> str:
     """1st, 2nd, 3rd, 4th, … 11th, 12th, 13th, … 21st: ranks said in words."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+@dataclass
+class QueryPart:
+    """One single-index analyzer taking part in a query, with the query's terms in its index."""
+
+    config: AnalyzerConfig
+    weight: float
+    index: TermIndex | MergedTermIndex
+    qterms: list[tuple[str, tuple[str, ...], int | None]]  # term, query words, id (None: not in the notes)
+    dfs: list[int]  # n_t per query term (0: not in the notes)
+
+    @property
+    def present(self) -> list[int]:
+        return [tid for _, _, tid in self.qterms if tid is not None]
+
+
+def query_refs(parts: list[QueryPart]) -> list[QueryTermRef]:
+    return [QueryTermRef(p.index, tid, p.weight) for p in parts for tid in p.present]
+
+
+def explain_rows(parts: list[QueryPart], docs: Sequence[int], k1: float, b: float) -> list[list[TermRow]]:
+    """The explanation rows of each of `docs`: per analyzer, all term frequencies looked up in one pass
+    and every contribution computed as one array by `bm25.term_score`, the ranking's own formula, so
+    the same floats as the ranking."""
+    out: list[list[TermRow]] = [[] for _ in docs]
+    where = np.asarray(docs, dtype=np.int64)
+    for p in parts:
+        ti, cfg_name, weight = p.index, p.config.name, p.weight
+        n, avgdl = ti.n_docs, ti.avgdl
+        lengths = np.asarray(ti.doc_len)[where].tolist()
+        norms = ti.norms(k1, b)[where]
+        present = p.present
+        freqs = ti.frequencies(present, where) if present else np.zeros((0, len(docs)), np.int64)
+        idfs = np.array([idf(n, n_t) for n_t in p.dfs if n_t > 0], dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):  # f = 0 (and k1 = 0): 0 below
+            contribs = weight * term_score(idfs[:, None], freqs, norms, k1)
+        shares = np.where(freqs > 0, contribs, 0.0).tolist()
+        fs_rows = freqs.tolist()
+        zeros, nothing = [0] * len(docs), [0.0] * len(docs)
+        row_of = 0
+        for (term, words, tid), n_t in zip(p.qterms, p.dfs):
+            if tid is None:
+                fs, cs, idf_t = zeros, nothing, 0.0
+            else:
+                fs, cs, idf_t = fs_rows[row_of], shares[row_of], float(idfs[row_of])
+                row_of += 1
+            for rows, f, dl, c in zip(out, fs, lengths, cs):
+                rows.append(TermRow(term, words, n_t, idf_t, f, dl, avgdl, k1, b, c, cfg_name, weight))
+    return out

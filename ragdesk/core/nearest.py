@@ -73,28 +73,29 @@ class NearestRows:
         # int16 query levels such that a row's integer score fits int32 (d = 384: the full int16 range)
         self.query_levels = int(min(32767, (2**31 - 1) // (CODE_LEVELS * max(dim, 1))))
 
-    def top_k(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, cosines) of the k rows nearest `query`, best first, ties by id: exactly the
-        exhaustive ranking's."""
-        k = min(k, len(self.rows) if self.written is None else int(self.written.sum()))
+    def top_k(self, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, cosines) of the k rows nearest `query` (among those `mask` keeps: a query's filters),
+        best first, ties by id: exactly the exhaustive ranking's."""
+        keep = self.written if mask is None else (mask if self.written is None else mask & self.written)
+        k = min(k, len(self.rows) if keep is None else int(np.count_nonzero(keep)))
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0)
-        ids = self.candidates(query, k)
+        ids = self.candidates(query, k, mask)
         if self.written is not None and not self.written[ids].all():
             # an empty row came within reach of the k-th best: the bound was set among every row, so
             # score the written ones exactly (with e5's cosines, all well above 0, this is rare)
-            ids = np.flatnonzero(self.written)
+            ids = np.flatnonzero(keep)
         return best_first(ids, exact_cosines(self.rows, query, ids), k)
 
-    def candidates(self, query: np.ndarray, k: int) -> np.ndarray:
-        """Ascending ids of the rows that can be among the k nearest `query` (all of them when the
-        query leaves nothing to prune by)."""
+    def candidates(self, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> np.ndarray:
+        """Ascending ids of the rows (of those `mask` keeps) that can be among the k nearest `query`
+        (all of them when the query leaves nothing to prune by)."""
         n = len(self.rows)
         q = np.asarray(query, np.float64)
         weights = q * self.step
         largest = float(np.abs(weights).max(initial=0.0))
         if k >= n or largest == 0.0 or self.query_levels < 1:
-            return np.arange(n, dtype=np.int64)
+            return np.arange(n, dtype=np.int64) if mask is None else np.flatnonzero(mask).astype(np.int64)
         unit = largest / self.query_levels
         levels = np.rint(weights / unit).astype(np.int16)
         # |cosine - unit * integer score| <= the query's rounding (unit/2 per |code|) + the row's:
@@ -102,7 +103,7 @@ class NearestRows:
         rows_error = min(float(np.abs(weights).sum()) / 2, float(np.linalg.norm(q)) * self.residual)
         error = (unit / 2 * self.widest + rows_error) * (1 + SLACK)
         margin = int(np.ceil(2 * error / unit)) + 1
-        return integer_candidates(self.codes, levels, k, margin)
+        return integer_candidates(self.codes, levels, k, margin, mask)
 
 
 def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, float]:
@@ -148,6 +149,19 @@ class SegmentedNearest:
             merged = remap[local]
             ids.append(merged[merged >= 0])
             cosines.append(cos[merged >= 0])
+        return best_first(np.concatenate(ids), np.concatenate(cosines), k)
+
+    def top_k_within(self, query: np.ndarray, k: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`top_k` among the chunks `mask` keeps (a query's filters, by merged id), exactly: each
+        segment's own masked top k (its replaced chunks kept out), then merged."""
+        ids, cosines = [], []
+        for part, remap in zip(self.parts, self.remaps):
+            kept = remap >= 0
+            local = np.zeros(len(remap), dtype=bool)
+            local[kept] = mask[remap[kept]]
+            found, cos = part.top_k(query, k, local)
+            ids.append(remap[found])
+            cosines.append(cos)
         return best_first(np.concatenate(ids), np.concatenate(cosines), k)
 
     def summed_cosines(self, query: np.ndarray, ranges: list[tuple[int, int]]) -> list[float | None]:
@@ -211,13 +225,21 @@ class SegmentedNearest:
         return sum(p.codes.nbytes for p in self.parts)
 
 
-def integer_candidates(codes: np.ndarray, levels: np.ndarray, k: int, margin: int) -> np.ndarray:
-    """Ascending ids of rows whose integer score (codes . levels) is at least the k-th largest minus
-    `margin` (`_kernel.near_candidates`, or its numpy twin)."""
+def integer_candidates(
+    codes: np.ndarray, levels: np.ndarray, k: int, margin: int, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """Ascending ids of rows (of those `mask` keeps) whose integer score (codes . levels) is at least
+    the k-th largest among them minus `margin` (`_kernel.near_candidates`, or its numpy twin)."""
+    if mask is not None and not mask.any():
+        return np.zeros(0, np.int64)
     if kernels.RANKING is not None:
-        return np.frombuffer(kernels.RANKING.near_candidates(codes, levels, k, margin), np.int64)
+        keep = None if mask is None else np.ascontiguousarray(mask).view(np.uint8)
+        return np.frombuffer(kernels.RANKING.near_candidates(codes, levels, k, margin, keep), np.int64)
     scores = np.concatenate(
         [codes[s : s + BLOCK_ROWS].astype(np.int64) @ levels.astype(np.int64) for s in range(0, len(codes), BLOCK_ROWS)]
     )
-    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-    return np.flatnonzero(scores >= kth - margin).astype(np.int64)
+    kept = scores if mask is None else scores[mask]
+    kk = min(k, len(kept))
+    kth = np.partition(kept, len(kept) - kk)[len(kept) - kk]
+    found = scores >= kth - margin
+    return np.flatnonzero(found if mask is None else found & mask).astype(np.int64)

@@ -17,6 +17,7 @@ from .loader import LoadOptions
 from .modes import MODES, Mode
 
 DEFAULT_K = 10  # results of a search
+SORTS = ("relevance", "newest")  # a contract (--sort, the window's Sort box): newest = the notes' dates
 DEFAULT_PROMPT_K = 4  # excerpts in a prompt: 4 x 80 words beat 16 x 20 and 1 x 320 in a 320-word budget
 
 
@@ -78,9 +79,12 @@ class SearchParams:
     mode: Mode = Mode.BM25  # a string naming one is taken too ("hybrid")
     fusion: str = DEFAULT_FUSION  # dense and hybrid: see core.fusion.FUSIONS ("plain": RRF c = 60, ungrouped)
     group: bool | None = None  # dense and hybrid: group by note or not (None: as the fusion does)
+    sort: str = "relevance"  # or "newest": the matches ordered by their notes' dates (see SORTS)
 
     def __post_init__(self) -> None:
         check_params(self.k1, self.b)
+        if self.sort not in SORTS:
+            raise ValueError(f"unknown sort {self.sort!r}; choose one of {', '.join(SORTS)}")
         if self.fusion not in FUSIONS:
             raise ValueError(f"unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
         if self.k < 1:

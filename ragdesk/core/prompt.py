@@ -15,6 +15,7 @@ from .hidden import strip_hidden
 from .injection import Finding
 from .injection_probe import InjectionProbe, with_probe
 from .params import DEFAULT_PROMPT_K, SearchParams
+from .query import Query, parse
 from .secrets import Secret, find_secrets, redact
 
 DEFAULT_INSTRUCTIONS = (
@@ -298,14 +299,17 @@ def build_prompt(
 
 
 def prompt_from_search(
-    lib: Any, question: str, params: SearchParams, resolved: Any, k: int = DEFAULT_PROMPT_K, **options: Any
+    lib: Any, question: str | Query, params: SearchParams, resolved: Any, k: int = DEFAULT_PROMPT_K, **options: Any
 ) -> tuple[Prompt, Any]:
     """The prompt for `question` as the window's Copy, `ragdesk prompt` and the assistant's build_prompt
     make it: every chunk in its place in the ranking (PROMPT_GROUPS_NOTES, unless `params.group` says),
     three times `k` results offered, the top `k` (and `options`: budget_tokens, order, fmt) taken.
+    The question's filters and exclusions narrow the search; the prompt asks `Query.question`.
     Returns the prompt and the search it came from."""
     if params.group is None:
         params = replace(params, group=PROMPT_GROUPS_NOTES)
-    result = lib.search(question, replace(params, k=k * 3), explain=False, resolved=resolved)
+    query = question if isinstance(question, Query) else parse(question)
+    result = lib.search(query, replace(params, k=k * 3), explain=False, resolved=resolved)
     probe = InjectionProbe.for_embedder(getattr(resolved, "embedder", None))
-    return build_prompt(question, [Excerpt.of(h) for h in result.hits], k=k, probe=probe, **options), result
+    excerpts = [Excerpt.of(h) for h in result.hits]
+    return build_prompt(query.question, excerpts, k=k, probe=probe, **options), result

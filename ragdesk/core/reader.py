@@ -25,6 +25,8 @@ from .note_records import MergedNotes
 from .params import IndexSettings, SearchParams
 from .paths import shown
 from .postings import ForwardIndex, MergedTermIndex, TermIndex
+from .query import Query
+from .query_mask import NoteFacts
 from .results import SearchResult
 from .search import Searcher
 from .segment import ChunkTable, Segment
@@ -82,13 +84,14 @@ class IndexReader(ChunkTable):
         self._nearest: dict[str, SegmentedNearest] = {}  # quantized, for searching (see nearest)
         self._partial: dict[str, tuple[int, SegmentedNearest]] = {}  # (chunks written, rows) per model
         self._path_index: dict[str, int] | None = None  # note path -> note index, built on first use
+        self._facts: NoteFacts | None = None
 
     @cached_property
     def searcher(self) -> Searcher:
         """Ranking and explaining over this index (core.search)."""
         return Searcher(self)
 
-    def search(self, query: str, params: SearchParams | None = None, **options: Any) -> SearchResult:
+    def search(self, query: str | Query, params: SearchParams | None = None, **options: Any) -> SearchResult:
         """Searcher.search over this index: the one call the CLI, the window, evaluation and tests share."""
         return self.searcher.search(query, params, **options)
 
@@ -157,6 +160,12 @@ class IndexReader(ChunkTable):
     def note_index(self, path: str) -> int | None:
         """The index of the note at relative `path` (None when it is not in the index)."""
         return self.path_index().get(path)
+
+    def note_facts(self) -> NoteFacts:
+        """What a query's filters read of the notes (paths, tags, dates…), computed on first use."""
+        if self._facts is None:
+            self._facts = NoteFacts(self)
+        return self._facts
 
     def path_index(self) -> dict[str, int]:
         """Note path -> note index, built on first use (a refresh's plan; 5 ms at 31,000 notes)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -10,6 +11,7 @@ from .fusion import Fusion
 from .languages import QueryFilter
 from .modes import Mode
 from .paths import shown
+from .query import Query, parse
 from .secrets import find_secrets, mask
 
 
@@ -32,6 +34,12 @@ class Hit:
     page: int | None = None  # 1-based page of a PDF's chunk (where it starts); None for other notes
     folded: tuple[int, ...] = ()  # grouped by note: the note's other chunks in the ranking, best first
     context: str = ""  # what of its note before it decides its secrets (secret_layout.note_context)
+    note_date: float = 0.0  # its note's date, epoch seconds: front matter's date or created, else modified
+
+    @property
+    def date_text(self) -> str:
+        """The note's date as a person reads it (YYYY-MM-DD, local time); "" when unknown."""
+        return time.strftime("%Y-%m-%d", time.localtime(self.note_date)) if self.note_date > 0 else ""
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -74,6 +82,7 @@ class Hit:
             "length": self.length,
             "text": self.text,
             "folded_chunk_ids": list(self.folded),
+            "date": self.date_text,
         }
         if with_explain:
             d["explain"] = [r.to_json() for r in self.explain]
@@ -107,6 +116,9 @@ class SearchResult:
     mode_reason: str = ""  # why this mode ran (auto: hybrid once the meaning index is complete)
     grouped: bool = False  # each note once, at its best chunk; its other chunks in `Hit.folded`
     left_out: QueryFilter = field(default_factory=QueryFilter)  # query words not searched for, and why
+    parsed: Query | None = None  # the query as parsed (core.query); None for a result built by hand
+    listed: bool = False  # a query of filters only: matching notes newest first, unranked
+    sort: str = "relevance"  # or "newest" (params.SORTS): the matches by their notes' dates
 
     def __post_init__(self) -> None:
         self.mode = Mode(self.mode)  # "hybrid" taken as Mode.HYBRID
@@ -127,5 +139,8 @@ class SearchResult:
             "terms": [{"term": t.term, "words": list(t.words), "n_t": t.n_t} for t in self.terms],
             "query_language": self.left_out.language,
             "dropped": self.left_out.to_json()["dropped"],
+            "parsed": (self.parsed or parse(self.query)).to_json(),
+            "listed": self.listed,
+            "sort": self.sort,
             "hits": [h.to_json(with_explain) for h in self.hits],
         }

@@ -10,25 +10,27 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from .analyzers import Analyzer, AnalyzerConfig, word_spans
-from .bm25 import DEFAULT_B, DEFAULT_K1, idf, term_score
+from .bm25 import DEFAULT_B, DEFAULT_K1
 from .chunking import Chunk
 from .dense import DenseUnavailable, Embedder
-from .explain import TermRow
+from .explain import QueryPart, TermRow, explain_rows, query_refs
 from .fusion import FUSION_DEPTH, FUSIONS, QUERY_TIME_EMBED, Fusion, FusionConfig, rrf_fuse, with_note_ranks
 from .meaning_writer import embed_missing
 from .modes import Mode, Resolved
 from .nearest import SegmentedNearest
 from .params import SearchParams
 from .postings import MergedTermIndex, TermIndex
+from .query import Query, parse
+from .query_mask import NoteFacts, chunk_mask
 from .results import Hit, QueryTerm, SearchResult
-from .secret_layout import note_context
-from .topk import QueryTermRef, score_all, search_top_k
+from .secret_layout import context_of
+from .topk import score_all, search_top_k
 
 EMBEDDED_NOW: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # (model, chunk text) -> its row
 EMBEDDED_NOW_MAX = 4096  # rows kept (6 MB): typing a query re-ranks much the same chunks
@@ -59,6 +61,8 @@ class SearchableIndex(Protocol):
 
     def text_before(self, chunk_id: int, limit: int = ...) -> str: ...
 
+    def note_facts(self) -> NoteFacts: ...
+
 
 class Searcher:
     """Ranks and explains over one index (IndexReader.searcher; `reader.search(...)` is the one call the
@@ -79,9 +83,20 @@ class Searcher:
             parts.append(QueryPart(cfg, weight, ti, qterms, [n_t.get(tid, 0) for _, _, tid in found]))
         return parts
 
+    def mask(self, query: Query, config: AnalyzerConfig) -> np.ndarray | None:
+        """The chunks `query`'s filters, phrases and exclusions let through (None: every chunk)."""
+        if query.plain:
+            return None
+        facts = self.index.note_facts()
+        return chunk_mask(query, facts.index, facts, self.lookups(config))
+
+    def lookups(self, config: AnalyzerConfig) -> list[tuple[Analyzer, TermIndex | MergedTermIndex]]:
+        """Each single-index analyzer of `config` with its term index (what a phrase is looked up in)."""
+        return [(self.index.analyzer(cfg), self.index.term_index(cfg)) for cfg, _ in config.parts()]
+
     def search(
         self,
-        query: str,
+        query: str | Query,
         params: SearchParams | None = None,
         *,
         explain: bool = True,
@@ -100,6 +115,8 @@ class Searcher:
         `resolved` (core.modes.resolve): the mode, embedder and partial that run, its reason said in
         the result.
         """
+        q = query if isinstance(query, Query) else parse(query)
+        text = q.text
         p = params or SearchParams()
         if resolved is not None:
             changes["mode"], embedder, partial = resolved.mode, resolved.embedder, resolved.partial
@@ -108,8 +125,11 @@ class Searcher:
         t0 = time.perf_counter()
         if p.mode.uses_meaning and embedder is None:
             raise DenseUnavailable(f"{p.mode} search needs an embedding backend")
-        parts = self.prepare(query, p.analyzer)
+        parts = self.prepare(text, p.analyzer)
         main = parts[0]  # the reason and |D| are reported for the primary analyzer
+        mask = self.mask(q, p.analyzer)
+        if mask is not None and not main.qterms:  # filters only: the matching notes, newest first
+            return self._listing(q, p, parts, mask, t0)
         reason = None
         if not main.qterms:
             reason = "the query has no searchable words"
@@ -117,65 +137,100 @@ class Searcher:
             reason = "none of the query terms occur in the notes"
         elif len(main.present) < len(main.qterms):
             reason = _not_in_notes([t for t, _, tid in main.qterms if tid is None])
-        depth = max(p.k, FUSION_DEPTH) if p.mode.uses_meaning else p.k
-        docs, scores = search_top_k(query_refs(parts), self.index.n_chunks, p.k1, p.b, depth)
+        newest = p.sort == "newest"  # every BM25 match, or the fused list, then by date
+        depth = max(p.k, FUSION_DEPTH) if p.mode.uses_meaning else (self.index.n_chunks if newest else p.k)
+        docs, scores = search_top_k(query_refs(parts), self.index.n_chunks, p.k1, p.b, depth, mask)
         ranked: list[tuple[int, float, Fusion | None]] = list(zip(docs.tolist(), scores.tolist(), [None] * len(docs)))
         folded: dict[int, tuple[int, ...]] = {}
         grouped = False
         if p.mode.uses_meaning and embedder is not None:
             fusion = FUSIONS[p.fusion]
             bm25 = list(zip(docs.tolist(), scores.tolist()))
-            ranked = self._dense_ranking(query, embedder, bm25, p.mode, p.k, fusion, partial)
+            ranked = self._dense_ranking(text, embedder, bm25, p.mode, p.k, fusion, partial, mask)
             grouped = p.group if p.group is not None else fusion.group_notes
             if grouped:
                 ranked, folded = self._group_by_note(ranked)
             if p.mode is Mode.DENSE:
                 reason = None if ranked else "the query has no searchable words"
+        if newest:
+            ranked = self._newest_first(ranked)
         top = ranked[: p.k]
+        if not top and mask is not None:  # the filters leave out every chunk with its words
+            reason = "nothing matches: " + q.searched_as()
         explained = explain_rows(parts, [doc for doc, _, _ in top], p.k1, p.b) if explain else [[] for _ in top]
-        hits = []
-        for rank, ((doc, score, fusion), rows) in enumerate(zip(top, explained), start=1):
-            c = self.index.chunk(doc)
-            length = int(main.index.doc_len[doc])
-            span = (c.start, c.end)
-            hits.append(
-                Hit(
-                    rank,
-                    score,
-                    doc,
-                    c.path,
-                    c.heading,
-                    c.start_line,
-                    c.end_line,
-                    length,
-                    c.text,
-                    rows,
-                    fusion,
-                    span,
-                    c.page,
-                    folded.get(doc, ()),
-                    note_context(self.index.text_before(doc), c.text),
-                )
-            )
+        hits = [
+            self._hit(rank, doc, score, fusion, rows, main, folded)
+            for rank, ((doc, score, fusion), rows) in enumerate(zip(top, explained), start=1)
+        ]
         took = (time.perf_counter() - t0) * 1000
         terms = [QueryTerm(t, w, n_t) for part in parts for (t, w, _), n_t in zip(part.qterms, part.dfs)]
         ti = main.index
         result = SearchResult(
-            query, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode, grouped=grouped
+            q.raw, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, terms, reason, p.mode, grouped=grouped
         )
-        result.left_out = self.index.analyzer(main.config).query_filter(query)
+        result.parsed = q
+        result.sort = p.sort
+        result.left_out = self.index.analyzer(main.config).query_filter(text)
         if resolved is not None:
             result.mode_reason = resolved.reason
         return result
 
-    def count_matches(self, query: str, analyzer: AnalyzerConfig | None = None) -> int:
-        """How many chunks contain at least one of the query's terms (the BM25 ranking's length),
-        for "30 of N matches". Reads each query term's postings once."""
+    def count_matches(self, query: str | Query, analyzer: AnalyzerConfig | None = None) -> int:
+        """How many chunks contain at least one of the query's terms and pass its filters (the BM25
+        ranking's length), for "30 of N matches". Reads each query term's postings once."""
+        q = query if isinstance(query, Query) else parse(query)
+        config = analyzer or AnalyzerConfig()
         hit = np.zeros(self.index.n_chunks, dtype=bool)
-        for ref in query_refs(self.prepare(query, analyzer or AnalyzerConfig())):
+        for ref in query_refs(self.prepare(q.text, config)):
             docs, _ = ref.index.postings(ref.term_id)
             hit[np.asarray(docs)] = True
+        mask = self.mask(q, config)
+        if mask is not None:
+            hit = mask if not q.text.strip() or not self.prepare(q.text, config)[0].qterms else hit & mask
         return int(hit.sum())
+
+    def _listing(
+        self, q: Query, p: SearchParams, parts: list[QueryPart], mask: np.ndarray, t0: float
+    ) -> SearchResult:
+        """A query of filters only: each matching note once (its first chunk passing them), newest first."""
+        chunks = np.flatnonzero(mask)
+        notes = np.asarray(self.index.chunk_note)[chunks]
+        first = np.unique(notes, return_index=True)[1]
+        chunks, notes = chunks[first], notes[first]
+        dates = self.index.note_facts().dates()[notes]
+        order = np.lexsort((chunks, -dates))[: p.k]
+        hits = [self._hit(rank, int(chunks[i]), 0.0, None, [], parts[0], {}) for rank, i in enumerate(order, 1)]
+        ti = parts[0].index
+        reason = None if len(chunks) else "nothing matches: " + q.searched_as()
+        took = (time.perf_counter() - t0) * 1000
+        result = SearchResult(q.raw, p.analyzer.key, p.k1, p.b, ti.n_docs, ti.avgdl, took, hits, [], reason, p.mode)
+        result.parsed = q
+        result.listed = True
+        return result
+
+    def _hit(
+        self,
+        rank: int,
+        doc: int,
+        score: float,
+        fusion: Fusion | None,
+        rows: list[TermRow],
+        main: QueryPart,
+        folded: dict[int, tuple[int, ...]],
+    ) -> Hit:
+        c, note = self.index.chunk(doc), int(self.index.chunk_note[doc])
+        context = context_of(lambda n: self.index.text_before(doc, n), c.text)  # what decides its secrets
+        length, date = int(main.index.doc_len[doc]), self.index.note_facts().date_of(note)
+        return Hit(
+            rank, score, doc, c.path, c.heading, c.start_line, c.end_line, length, c.text, rows, fusion,
+            (c.start, c.end), c.page, folded.get(doc, ()), context, date,
+        )  # fmt: skip
+
+    def _newest_first(self, ranked: list[tuple[int, float, Fusion | None]]) -> list[tuple[int, float, Fusion | None]]:
+        """`ranked` by its notes' dates, newest first (a note's chunks in their ranked order)."""
+        dates = self.index.note_facts().dates()[np.asarray(self.index.chunk_note)[[doc for doc, _, _ in ranked]]]
+        order = sorted(range(len(ranked)), key=lambda i: (-dates[i], i))
+        return [ranked[i] for i in order]
 
     def _group_by_note(
         self, ranked: list[tuple[int, float, Fusion | None]]
@@ -204,8 +259,10 @@ class Searcher:
         k: int,
         fusion: FusionConfig,
         partial: bool = False,
+        mask: np.ndarray | None = None,
     ) -> list[tuple[int, float, Fusion | None]]:
-        """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion."""
+        """Dense ranking (cosine) or its fusion with the BM25 ranking, each hit with its Fusion
+        (within `mask`, the query's filters, when given)."""
         if not query.strip():
             return []
         if not partial and not self.index.meaning_ready(embedder.name):
@@ -215,7 +272,7 @@ class Searcher:
         nearest = self.index.nearest(embedder.name, partial)
         vector = embedder.embed_query(query)
         depth = max(k, FUSION_DEPTH)
-        ids, cosines = nearest.top_k(vector, depth)
+        ids, cosines = nearest.top_k(vector, depth) if mask is None else nearest.top_k_within(vector, depth, mask)
         dense = list(zip(ids.tolist(), cosines.tolist()))
         if mode is Mode.DENSE:
             bm25_rank = {doc: (i + 1, s) for i, (doc, s) in enumerate(bm25)}
@@ -236,16 +293,24 @@ class Searcher:
         return [(doc, f.score, f) for doc, f in fused]
 
     def rank_of(
-        self, query: str, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+        self, query: str | Query, chunk_id: int, analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
     ) -> int | None:
         """1-based rank of a chunk for `query` under `analyzer` (None when it does not match)."""
         return self.ranks_of(query, [chunk_id], analyzer, k1, b)[chunk_id]
 
     def ranks_of(
-        self, query: str, chunk_ids: list[int], analyzer: AnalyzerConfig, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+        self,
+        query: str | Query,
+        chunk_ids: list[int],
+        analyzer: AnalyzerConfig,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
     ) -> dict[int, int | None]:
-        """`rank_of` for several chunks, the query scored once (ties by chunk id, as the search breaks them)."""
-        docs, scores = score_all(query_refs(self.prepare(query, analyzer)), self.index.n_chunks, k1, b)
+        """`rank_of` for several chunks, the query scored once (ties by chunk id, as the search breaks
+        them); a chunk the query's filters leave out has none."""
+        q = query if isinstance(query, Query) else parse(query)
+        refs = query_refs(self.prepare(q.text, analyzer))
+        docs, scores = score_all(refs, self.index.n_chunks, k1, b, self.mask(q, analyzer))
         ranks: dict[int, int | None] = {}
         for chunk_id in chunk_ids:
             where = np.flatnonzero(docs == chunk_id)
@@ -258,25 +323,29 @@ class Searcher:
 
     def explain(
         self,
-        query: str,
+        query: str | Query,
         chunk_id: int,
         analyzer: AnalyzerConfig | None = None,
         k1: float = DEFAULT_K1,
         b: float = DEFAULT_B,
     ) -> list[TermRow]:
         """One row per distinct query term (per analyzer part) for `chunk_id`; they sum to its score."""
-        return explain_rows(self.prepare(query, analyzer or AnalyzerConfig()), [chunk_id], k1, b)[0]
+        text = query.text if isinstance(query, Query) else parse(query).text
+        return explain_rows(self.prepare(text, analyzer or AnalyzerConfig()), [chunk_id], k1, b)[0]
 
-    def highlight_spans(self, text: str, query: str, analyzer: AnalyzerConfig) -> list[tuple[int, int, str]]:
+    def highlight_spans(
+        self, text: str, query: str | Query, analyzer: AnalyzerConfig
+    ) -> list[tuple[int, int, str]]:
         """(start, end, term) of the words in `text` that match the query (for highlighting).
 
         A word matches through trigrams only when at least half of its trigrams are query trigrams,
         so a shared "_co" does not light up every word that starts like the query.
         """
+        words = query.text if isinstance(query, Query) else parse(query).text
         parts = []
         for cfg, _ in analyzer.parts():
             a = self.index.analyzer(cfg)
-            parts.append((a.terms_of_word, {t for t, _ in a.query_terms(query)}, cfg.name == "trigrams"))
+            parts.append((a.terms_of_word, {t for t, _ in a.query_terms(words)}, cfg.name == "trigrams"))
         spans: dict[tuple[int, int], str] = {}
         for start, end, word in word_spans(text):  # each word once (not a Token per trigram: 4x slower)
             for terms_of_word, terms, by_share in parts:
@@ -286,56 +355,6 @@ class Searcher:
                     spans.setdefault((start, end), hits[0])
                     break
         return sorted((s, e, term) for (s, e), term in spans.items())
-
-
-@dataclass
-class QueryPart:
-    """One single-index analyzer taking part in a query, with the query's terms in its index."""
-
-    config: AnalyzerConfig
-    weight: float
-    index: TermIndex | MergedTermIndex
-    qterms: list[tuple[str, tuple[str, ...], int | None]]  # term, query words, id (None: not in the notes)
-    dfs: list[int]  # n_t per query term (0: not in the notes)
-
-    @property
-    def present(self) -> list[int]:
-        return [tid for _, _, tid in self.qterms if tid is not None]
-
-
-def query_refs(parts: list[QueryPart]) -> list[QueryTermRef]:
-    return [QueryTermRef(p.index, tid, p.weight) for p in parts for tid in p.present]
-
-
-def explain_rows(parts: list[QueryPart], docs: Sequence[int], k1: float, b: float) -> list[list[TermRow]]:
-    """The explanation rows of each of `docs`: per analyzer, all term frequencies looked up in one pass
-    and every contribution computed as one array by `bm25.term_score`, the ranking's own formula, so
-    the same floats as the ranking."""
-    out: list[list[TermRow]] = [[] for _ in docs]
-    where = np.asarray(docs, dtype=np.int64)
-    for p in parts:
-        ti, cfg_name, weight = p.index, p.config.name, p.weight
-        n, avgdl = ti.n_docs, ti.avgdl
-        lengths = np.asarray(ti.doc_len)[where].tolist()
-        norms = ti.norms(k1, b)[where]
-        present = p.present
-        freqs = ti.frequencies(present, where) if present else np.zeros((0, len(docs)), np.int64)
-        idfs = np.array([idf(n, n_t) for n_t in p.dfs if n_t > 0], dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):  # f = 0 (and k1 = 0): 0 below
-            contribs = weight * term_score(idfs[:, None], freqs, norms, k1)
-        shares = np.where(freqs > 0, contribs, 0.0).tolist()
-        fs_rows = freqs.tolist()
-        zeros, nothing = [0] * len(docs), [0.0] * len(docs)
-        row_of = 0
-        for (term, words, tid), n_t in zip(p.qterms, p.dfs):
-            if tid is None:
-                fs, cs, idf_t = zeros, nothing, 0.0
-            else:
-                fs, cs, idf_t = fs_rows[row_of], shares[row_of], float(idfs[row_of])
-                row_of += 1
-            for rows, f, dl, c in zip(out, fs, lengths, cs):
-                rows.append(TermRow(term, words, n_t, idf_t, f, dl, avgdl, k1, b, c, cfg_name, weight))
-    return out
 
 
 def _not_in_notes(missing: list[str]) -> str:

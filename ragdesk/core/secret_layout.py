@@ -5,6 +5,7 @@ export's password column, a Kubernetes Secret's data, a wallet's numbered recove
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .secret_rules import (
     PROSE_NAME,
@@ -228,6 +229,37 @@ def _numbered_words(text: str) -> list[tuple[str, int, int]]:
             if _SEED_CONTEXT.search(text, max(0, lo - 300), min(len(text), hi + 300)):
                 out = [o for o in out if o[1] < lo] + [("recovery phrase", a, b) for a, b in run]
     return out
+
+
+NEAR_CHARS = 2_000  # read before every hit: its last lines, and most tables' headers
+FAR_CHARS = 20_000  # read only when the hit starts in a table or CSV running past NEAR_CHARS
+
+
+def context_of(read: Callable[[int], str], text: str) -> str:
+    """`note_context` of a passage, reading NEAR_CHARS of its note before it (`read(n)`: the n
+    characters before it) and FAR_CHARS only when it starts inside a table or CSV whose rows run
+    back past those: a hit costs a 2 KB read, not a 20 KB one (searches at 180,000 chunks)."""
+    before = read(NEAR_CHARS)
+    if len(before) >= NEAR_CHARS:
+        lines = before.split("\n")
+        if _runs_to_top(lines, lines[-1] + text.split("\n", 1)[0]):
+            before = read(FAR_CHARS)
+    return note_context(before, text)
+
+
+def _runs_to_top(lines: list[str], first: str) -> bool:
+    """Whether `first` (the passage's first line) is a row of a table or CSV whose rows fill `lines`
+    up to the first (so its header may lie further up)."""
+    row = first.strip()
+    if row.startswith("|"):
+        return all(line.strip().startswith("|") for line in lines[1:-1]) and not any(
+            set(line.strip()) <= set("|-: ") for line in lines[1:-1]
+        )
+    for sep in _CSV_SEPARATORS:
+        width = len(_fields(row, sep) or ()) if row.count(sep) >= 2 else 0
+        if width:
+            return all(len(_fields(line, sep) or ()) == width for line in lines[1:-1])
+    return False
 
 
 def note_context(before: str, text: str) -> str:

@@ -19,6 +19,8 @@ from .fusion import FUSION_DEPTH, FUSIONS
 from .modes import Mode
 from .params import SearchParams
 from .paths import shown
+from .query import Query, parse
+from .query_mask import why_left_out
 from .search import explain_rows
 
 _WORD = re.compile(r"\w+")
@@ -55,6 +57,7 @@ class WhyNot:
     top: Ranks | None = None  # the top hit's ranks
     kth: Ranks | None = None  # the k-th hit's ranks (None: fewer than k results)
     depth: int = 10  # how far the list was searched
+    left_out_by: list[str] = field(default_factory=list)  # the query's filters or exclusions that leave it out
 
     def __post_init__(self) -> None:
         self.mode = Mode(self.mode)  # "hybrid" taken as Mode.HYBRID
@@ -66,6 +69,8 @@ class WhyNot:
     def summary(self) -> str:
         """The answer in words: the note's place by keywords and by meaning, its place in the list the
         mode shows, and how far that is from the k-th ("3 places below the 10th")."""
+        if self.left_out_by:
+            return "The query leaves it out: " + "; ".join(self.left_out_by) + "."
         fused = self.mode.uses_meaning
         by_keywords = f"{ordinal(self.bm25_rank)} by keywords" if self.bm25_rank else "no query word is in it"
         if not fused:
@@ -114,21 +119,26 @@ class WhyNot:
             "ranks": self.ranks.to_json(),
             "top_ranks": self.top.to_json() if self.top else None,
             "kth_ranks": self.kth.to_json() if self.kth else None,
+            "left_out_by": self.left_out_by,
         }
 
 
-def _meaning_ranks(lib: Any, query: str, embedder: Embedder | None, partial: bool) -> dict[int, int]:
-    """Every embedded chunk's rank by cosine with the query (exact: the whole index, best first)."""
+def _meaning_ranks(
+    lib: Any, query: str, embedder: Embedder | None, partial: bool, mask: Any = None
+) -> dict[int, int]:
+    """Every embedded chunk's rank by cosine with the query (exact: the whole index, best first; only
+    the chunks the query's filters keep when `mask` is given)."""
     if embedder is None or not query.strip():
         return {}
     nearest = lib.nearest(embedder.name, partial)  # computed by the search before it
-    ids, _ = nearest.top_k(embedder.embed_query(query), lib.n_chunks)
+    vector = embedder.embed_query(query)
+    ids, _ = nearest.top_k(vector, lib.n_chunks) if mask is None else nearest.top_k_within(vector, lib.n_chunks, mask)
     return {int(doc): i + 1 for i, doc in enumerate(ids.tolist())}
 
 
 def why_not(
     lib: Any,
-    query: str,
+    query: str | Query,
     path: str,
     params: SearchParams | None = None,
     embedder: Embedder | None = None,
@@ -145,17 +155,20 @@ def why_not(
         skipped = next((s for s in lib.skipped if s.path == path and not s.loaded), None)
         why = f"it was skipped: {skipped.reason}" if skipped else "no such note in the index"
         raise NotIndexed(f"{path} is not indexed ({why})")
-    parts = lib.searcher.prepare(query, config)
+    q = query if isinstance(query, Query) else parse(query)
+    text = q.text
+    parts = lib.searcher.prepare(text, config)
     chunks = list(lib.chunks_of_note(note))
     if not chunks:
         raise NotIndexed(f"{path} is not indexed (it has no text to search)")
     rows = explain_rows(parts, chunks, k1, b)
     scores = [sum(r.contribution for r in rs) for rs in rows]
     depth = max(k, FUSION_DEPTH) if mode.uses_meaning else k
-    result = lib.search(query, replace(params, k=depth), embedder=embedder, partial=partial)
-    meaning = _meaning_ranks(lib, query, embedder, partial) if mode.uses_meaning else {}
+    result = lib.search(q, replace(params, k=depth), embedder=embedder, partial=partial)
+    mask = lib.searcher.mask(q, config)
+    meaning = _meaning_ranks(lib, text, embedder, partial, mask) if mode.uses_meaning else {}
     wanted = chunks + [h.chunk_id for h in result.hits[:1] + result.hits[k - 1 : k]]
-    keyword = lib.searcher.ranks_of(query, wanted, config, k1, b)  # the query scored once, not once per chunk
+    keyword = lib.searcher.ranks_of(q, wanted, config, k1, b)  # the query scored once, not once per chunk
 
     listed = next((h for h in result.hits if h.path == lib.note_paths[note]), None)  # the note's place
     if listed is not None and mode.uses_meaning:
@@ -185,10 +198,10 @@ def why_not(
     else:
         gap = (kth.score if kth is not None else 0.0) - (listed.score if listed is not None else 0.0)
     words = {w for p in parts for _, ws, _ in p.qterms for w in ws}
-    vanished = [w for w in dict.fromkeys(_WORD.findall(query.casefold())) if w not in words]
+    vanished = [w for w in dict.fromkeys(_WORD.findall(text.casefold())) if w not in words]
     in_no_note = [t for p in parts[:1] for t, _, tid in p.qterms if tid is None]
     not_in_chunk = [r.term for r in rows[best] if r.in_index and r.f == 0 and r.analyzer == parts[0].config.name]
-    left_out = lib.analyzer(parts[0].config).query_filter(query).dropped  # stop words, elided articles
+    left_out = lib.analyzer(parts[0].config).query_filter(text).dropped  # stop words, elided articles
     missing = [f"{w} ({left_out.get(w, 'dropped by the analyzer')})" for w in vanished]
     missing += [f"{t} (in no note)" for t in in_no_note] + [f"{t} (not in this chunk)" for t in not_in_chunk]
     return WhyNot(
@@ -209,4 +222,12 @@ def why_not(
         ranks_of(top) if top is not None else None,
         ranks_of(kth) if kth is not None else None,
         depth,
+        _left_out_by(lib, q, config, note, chunks, mask),
     )
+
+
+def _left_out_by(lib: Any, q: Query, config: Any, note: int, chunks: list[int], mask: Any) -> list[str]:
+    """The query's filters, phrases or exclusions that leave every chunk of the note out."""
+    if mask is None or mask[chunks].any():
+        return []
+    return why_left_out(q, lib, lib.note_facts(), lib.searcher.lookups(config), note)

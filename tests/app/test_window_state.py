@@ -166,7 +166,8 @@ def test_a_pdf_result_is_cited_by_page(make_window, tmp_path: Path, qtbot, monke
     qtbot.waitUntil(lambda: not w.engine.building, timeout=20000)
     result = search(qtbot, w, "zanzibar clause")
     assert result.hits[0].page == pages
-    assert w.results_pane.model.index(0, ResultsModel.COL_SOURCE).data() == f"report.pdf › p. {pages}"
+    source = w.results_pane.model.index(0, ResultsModel.COL_SOURCE).data()
+    assert source == f"report.pdf › p. {pages}  · {result.hits[0].date_text}"  # the note's date last
     assert f"· p. {pages} · score" in w.explanation_pane.chunk_title.text()
     assert f"[1] (report.pdf › p. {pages})" in w.prompt_pane.preview.toPlainText()
     started: list[list[str]] = []

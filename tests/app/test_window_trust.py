@@ -253,7 +253,7 @@ def test_titles_keep_the_file_name_and_place_and_shorten_the_folder(make_window,
     assert len(titles) == 9 and len(set(titles)) == 9
     for r, title in enumerate(titles):
         hit = model.hits[r]
-        assert hit.path.rsplit("/", 1)[1] in title and title.endswith(f" :{hit.start_line}")
+        assert hit.path.rsplit("/", 1)[1] in title and title.endswith(f" :{hit.start_line}")  # the date gave way
         assert metrics.horizontalAdvance(title) <= width
     pdf = [("GeoTopo/Kurzy 2024/", "folder"), ("geodezie.pdf", "name"), (" › p. 12", "where"), (" › Úvod", "heading")]
     narrow = fit_title(pdf, metrics.horizontalAdvance("geodezie.pdf › p. 12") + 2, metrics)

@@ -157,7 +157,7 @@ def test_results_show_the_best_passage_and_group_by_note(make_window, tmp_path: 
     w.results_pane.group_check.setChecked(True)
     assert [h.path for h in model.hits].count("long.md") == 1 and len(model.hits) == 2
     source = model.index([h.path for h in model.hits].index("long.md"), ResultsModel.COL_SOURCE).data()
-    assert source.endswith(f"(+{n_long - 1} more in this note)")
+    assert source.endswith(f"(+{n_long - 1} more in this note)  · {model.hits[0].date_text}")  # then its date
     assert len(model.included_hits()) == 2  # the prompt takes what is shown
     w.results_pane.group_check.setChecked(False)
     assert len(model.hits) == len(result.hits)

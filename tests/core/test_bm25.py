@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -150,25 +151,26 @@ def _random_refs(seed: int, n_docs: int, n_query: int, weights: tuple, ties: boo
     ]
 
 
-def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int) -> None:
-    """Both pruned top-k implementations return exactly the exhaustive top k: chunks, floats, order."""
+def _assert_exhaustive_top_k(refs: list, n_docs: int, k: int, mask: Any = None) -> None:
+    """Both pruned top-k implementations return exactly the exhaustive top k (of the chunks `mask`
+    keeps, when given): chunks, floats, order."""
     import ragdesk.core.topk as topk_mod
     from ragdesk.core.topk import score_all, search_top_k_compiled, search_top_k_numpy, top_k
 
-    want_docs, want_scores = top_k(*score_all(refs, n_docs, 1.2, 0.75), k)
+    want_docs, want_scores = top_k(*score_all(refs, n_docs, 1.2, 0.75, mask), k)
     saved = topk_mod.PRUNE_MIN_POSTINGS, topk_mod.RANGE_MIN_DF, topk_mod.range_shift
     topk_mod.PRUNE_MIN_POSTINGS = 0  # prune whenever possible, even on tiny postings
     try:
         impls = [search_top_k_numpy] + ([search_top_k_compiled] if kernels.RANKING is not None else [])
         for impl in impls:
-            got_docs, got_scores = impl(refs, n_docs, 1.2, 0.75, k)
+            got_docs, got_scores = impl(refs, n_docs, 1.2, 0.75, k, mask)
             assert got_docs.tolist() == want_docs.tolist(), impl.__name__
             assert got_scores.tolist() == want_scores.tolist(), impl.__name__
         if kernels.RANKING is not None:  # again with range bounds for every term, 1 to 8 chunks per range
             topk_mod.RANGE_MIN_DF = 0
             for shift in (1, 3):
                 topk_mod.range_shift = lambda n, shift=shift: shift  # type: ignore[assignment]
-                got_docs, got_scores = search_top_k_compiled(refs, n_docs, 1.2, 0.75, k)
+                got_docs, got_scores = search_top_k_compiled(refs, n_docs, 1.2, 0.75, k, mask)
                 assert (got_docs.tolist(), got_scores.tolist()) == (want_docs.tolist(), want_scores.tolist()), shift
     finally:
         topk_mod.PRUNE_MIN_POSTINGS, topk_mod.RANGE_MIN_DF, topk_mod.range_shift = saved
@@ -188,6 +190,34 @@ def test_pruned_top_k_equals_exhaustive(
 ) -> None:
     """MaxScore pruning (numpy and compiled) returns exactly the exhaustive top k, ties by chunk order."""
     _assert_exhaustive_top_k(_random_refs(seed, n_docs, n_query, weights, ties), n_docs, k)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n_docs=st.integers(1, 300),
+    k=st.integers(1, 15),
+    n_query=st.integers(1, 6),
+    weights=st.sampled_from([(1.0,), (1.0, 0.3)]),
+    shape=st.sampled_from(["block", "scattered", "none", "all"]),
+)
+def test_pruned_top_k_under_a_mask_equals_exhaustive(
+    seed: int, n_docs: int, k: int, n_query: int, weights: tuple, shape: str
+) -> None:
+    """A query's filters as a mask: both implementations, and the kernel with range bounds, return
+    exactly "score the kept chunks, then take the top k"."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed + 1)
+    mask = np.zeros(n_docs, bool)
+    if shape == "block":  # a folder: its notes' chunks lie side by side
+        start = int(rng.integers(0, n_docs))
+        mask[start : start + int(rng.integers(1, n_docs + 1))] = True
+    elif shape == "scattered":  # a tag or a phrase: here and there
+        mask = rng.random(n_docs) < rng.choice([0.05, 0.3, 0.8])
+    elif shape == "all":
+        mask[:] = True
+    _assert_exhaustive_top_k(_random_refs(seed, n_docs, n_query, weights, False), n_docs, k, mask)
 
 
 @pytest.mark.parametrize(("n_docs", "k", "ties"), [(6000, 1, False), (6000, 3, True), (5, 50, False)])

@@ -134,3 +134,24 @@ def test_a_table_s_rows_past_its_first_chunk_stay_redacted(tmp_path: Path, capsy
     question = "host admin site user wifi router"
     out, _ = run(["search", str(folder), question, "--json", "--allow-secrets", *common], capsys)
     assert len(leaked(strings(json.loads(out)), values)) > 20  # allowed, they are there: the check could fail
+
+
+def test_a_hit_reads_2_kb_before_it_unless_its_table_runs_further_up() -> None:
+    """context_of: 20 KB read only for a passage inside a table or CSV whose rows fill the first 2 KB
+    (every search hit used to read 20 KB; 5 ms of a til-notes search)."""
+    from ragdesk.core.secret_layout import FAR_CHARS, NEAR_CHARS, context_of
+
+    csv = "name,login_password,url\n" + "".join(f"site{i},Xq{i:04d}pw!z,https://s{i}.example\n" for i in range(300))
+    table = "| site | password |\n|---|---|\n" + "".join(f"| site{i} | Zp{i:04d}!kq |\n" for i in range(300))
+    prose = "A line of prose about the weather and nothing else.\n" * 100
+    for note, header in ((csv, "name,login_password,url"), (table, "| site | password |"), (prose, None)):
+        cut = note.index("site250") if header else len(note) - 60
+        asked: list[int] = []
+
+        def read(n: int, note: str = note, cut: int = cut, asked: list[int] = asked) -> str:
+            asked.append(n)
+            return note[max(0, cut - n) : cut]
+
+        context = context_of(read, note[cut:])
+        assert asked == ([NEAR_CHARS, FAR_CHARS] if header else [NEAR_CHARS])
+        assert context.startswith(header) if header else context.startswith("A line of prose")
