@@ -15,7 +15,7 @@ from typing import Any
 from .dense import Embedder
 from .errors import NotIndexed  # noqa: F401 (re-exported)
 from .explain import TermRow, ordinal
-from .fusion import FUSION_DEPTH, FUSIONS
+from .fusion import FUSION_DEPTH, FUSIONS, Fusion
 from .modes import Mode
 from .params import SearchParams
 from .paths import shown
@@ -174,11 +174,12 @@ def why_not(
     if listed is not None and mode.uses_meaning:
         best = chunks.index(listed.chunk_id)  # the chunk that places the note in the list shown
     elif mode.uses_meaning and meaning:  # beyond the list: the chunk the fusion would like best
-        c = FUSIONS[params.fusion].c
+        config = FUSIONS[params.fusion]  # its own score (the dense weight too; the note's share is
+        # the same for every chunk of the note, so it cannot change which is best)
 
         def fused(i: int) -> float:
             kr, mr = (keyword[chunks[i]] if scores[i] > 0 else None), meaning.get(chunks[i])
-            return (1 / (c + kr) if kr else 0.0) + (1 / (c + mr) if mr else 0.0)
+            return Fusion(kr, None, mr, None, config.c, config.dense_weight).score
 
         best = max(range(len(chunks)), key=lambda i: (fused(i), -i))
     else:

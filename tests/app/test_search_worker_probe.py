@@ -42,3 +42,4 @@ def test_hybrid_results_carry_the_probes_findings(tmp_path: Path) -> None:
     assert [f.reason for f in outcome.findings[trip.chunk_id]] == [PROBE_REASON]
     worker.search(SearchRequest(2, "kdy jsme jeli do Brna", SearchParams(), mode="bm25"))
     assert got[1].findings == {}  # keyword search: the patterns alone, and none knows these words
+
