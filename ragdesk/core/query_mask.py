@@ -20,14 +20,13 @@ import numpy as np
 
 from .analyzers import Analyzer, casefold_all, fold_accents, normalize
 from .chunking import note_title
+from .loader import HASHTAGS, hashtags
 from .postings import MergedTermIndex, TermIndex
 from .query import Clause, Filter, Query
 from .tokenize import NoteRecord
 
 Lookup = tuple[Analyzer, "TermIndex | MergedTermIndex"]  # an analyzer and its term index
 MASKS_KEPT = 64  # clause masks kept per index: typing a query asks for the same ones again
-_TAG = re.compile(r"(?<!\S)#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)")
-_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 _FM_DATE = re.compile(r"^(?:date|created)\s*:\s*['\"]?(\d{4})-(\d{1,2})-(\d{1,2})", re.M)
 
 
@@ -92,10 +91,13 @@ class NoteFacts:
         if self._tags is None:
             out = []
             for i in range(len(self.index.note_paths)):
-                meta = self.index.notes[i].meta.get("tags") or []
-                listed = meta if isinstance(meta, list) else re.split(r"[,\s]+", str(meta))
+                meta = self.index.notes[i].meta
+                listed = meta.get("tags") or []
+                listed = listed if isinstance(listed, list) else re.split(r"[,\s]+", str(listed))
                 found = {folded(str(t).strip().lstrip("#")) for t in listed if str(t).strip().lstrip("#")}
-                found.update(folded(t) for t in _TAG.findall(_FENCE.sub("", self.index.note_text(i))))
+                inline = meta.get(HASHTAGS)  # found as the note was read; an older index: read now
+                inline = inline if isinstance(inline, list) else hashtags(self.index.note_text(i))
+                found.update(folded(str(t)) for t in inline)
                 out.append(frozenset(t.rstrip("/") for t in found))
             self._tags = out
         return self._tags

@@ -16,7 +16,7 @@ from . import kernels
 from .analyzers import word_tokens
 from .chunking import ChunkOptions, chunk_note, context_text, note_title
 from .lexicon import Words
-from .loader import NoteFile, Skipped, read_note
+from .loader import HASHTAGS, NoteFile, Skipped, hashtags, read_note
 
 
 @dataclass
@@ -85,10 +85,9 @@ def process_batch(files: list[NoteFile], options: ChunkOptions) -> BatchResult:
             out.skipped.append(skip)
         if note is None:
             continue
+        meta = {**note.meta, HASHTAGS: hashtags(note.text)}  # tag: reads them here, not every note's text
         out.notes.append(
-            NoteRecord(
-                f.path, f.size, f.mtime_ns, note.sha1, note.encoding, note.body_start, note.meta, len(chunks), now
-            )
+            NoteRecord(f.path, f.size, f.mtime_ns, note.sha1, note.encoding, note.body_start, meta, len(chunks), now)
         )
         out.texts.append(note.text.encode("utf-8"))
         title = note_title(note.meta, note.path) if options.indexes_context else ""

@@ -482,3 +482,37 @@ def test_a_rows_json_holds_every_field_then_whether_it_is_indexed_and_its_formul
     want["words"] = ["indukci"]
     want |= {"in_index": True, "formula": "0.5 × 4.583 · 3 · 2.2 / (3 + 1.2 · 1.0159) = 7.169"}
     assert row.to_json() == want and list(row.to_json()) == list(want)
+
+
+def test_a_kept_chunk_only_a_late_long_term_reaches_still_ranks_first() -> None:
+    """Under a mask, with range bounds: chunk 50, the kept chunks' best, is reached only by the long
+    term added last (whose best posting overall, chunk 200, the mask leaves out); pruning that bounded
+    the term by less than it gives a kept chunk (a tighter "kept ranges" limit tried in session 50,
+    halved) dropped it."""
+    import numpy as np
+
+    import ragdesk.core.topk as topk_mod
+    from ragdesk.core.postings import TermIndex
+    from ragdesk.core.topk import QueryTermRef, score_all, search_top_k_compiled, top_k
+
+    if kernels.RANKING is None:
+        pytest.skip("the compiled kernel is not built here")
+    n = 256
+    b_docs = np.array(sorted({*range(0, 256, 13), 50, 200}), np.int32)
+    b_tfs = np.where(b_docs == 50, 30, np.where(b_docs == 200, 60, 1)).astype(np.int32)
+    docs = np.concatenate([np.array([1, 2], np.int32), b_docs])
+    tfs = np.concatenate([np.ones(2, np.int32), b_tfs])
+    ti = TermIndex(["a", "b"], np.array([0, 2, len(docs)], np.int64), docs, tfs, np.full(n, 40, np.int32))
+    refs = [QueryTermRef(ti, 0), QueryTermRef(ti, 1)]
+    mask = np.zeros(n, bool)
+    mask[:128] = True  # chunk 200, the term's best overall, is left out
+    want = top_k(*score_all(refs, n, 1.2, 0.75, mask), 1)
+    assert want[0].tolist() == [50]
+    saved = topk_mod.RANGE_MIN_DF, topk_mod.range_shift
+    topk_mod.RANGE_MIN_DF = 0
+    topk_mod.range_shift = lambda n_docs: 3  # type: ignore[assignment]
+    try:
+        got = search_top_k_compiled(refs, n, 1.2, 0.75, 1, mask)
+    finally:
+        topk_mod.RANGE_MIN_DF, topk_mod.range_shift = saved
+    assert (got[0].tolist(), got[1].tolist()) == (want[0].tolist(), want[1].tolist())

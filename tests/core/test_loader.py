@@ -144,3 +144,17 @@ def test_decode_fallbacks() -> None:
     text, enc, reason = decode(b"\x93quoted\x94")
     assert text == "\u201cquoted\u201d" and enc == "cp1252" and reason and "byte 0" in reason
     assert decode(b"%PDF-1.4")[0] is None
+
+
+def test_hashtags_are_obsidian_s_outside_code_each_once() -> None:
+    from ragdesk.core.loader import hashtags
+
+    text = (
+        "#start of a line, #project/alpha and #idea, again #idea\n"
+        "not a tag: issue #123, [link](#anchor), x#y, # Heading, ## Sub\n"
+        "```python\n#include <stdio.h>  # comment #incode\n```\n"
+        "~~~\n#tilde\n```\n#stillcode\n~~~\n"
+        "#after_code #2025plan\n"
+        "```\n#unclosed fence: it hides nothing\n"
+    )
+    assert hashtags(text) == ["start", "project/alpha", "idea", "after_code", "2025plan", "unclosed"]

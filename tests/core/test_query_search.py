@@ -197,6 +197,13 @@ def test_tags_come_from_front_matter_and_the_text_not_from_links_or_code(tmp_pat
     assert paths("plan tag:projekt/alfa") == ["a.md"]
     assert paths("plan tag:IDEA") == ["b.md", "d.md"]
     assert paths("plan -tag:projekt") == ["c.md"]
+    # found as each note was read: tag: reads the note table, not every note's text again
+    from ragdesk.core.query_mask import NoteFacts
+
+    assert lib.notes[lib.note_index("b.md")].meta["hashtags"] == ["projekt/beta", "idea"]
+    fresh = IndexReader.open(tmp_path / "n", tmp_path / "i")
+    fresh.note_text = lambda i: pytest.fail("a note's text read for its #tags")  # type: ignore[method-assign]
+    assert NoteFacts(fresh).tags()[fresh.note_index("c.md")] == frozenset()
 
 
 def test_a_delta_segment_filters_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
