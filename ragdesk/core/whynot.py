@@ -174,12 +174,12 @@ def why_not(
     if listed is not None and mode.uses_meaning:
         best = chunks.index(listed.chunk_id)  # the chunk that places the note in the list shown
     elif mode.uses_meaning and meaning:  # beyond the list: the chunk the fusion would like best
-        config = FUSIONS[params.fusion]  # its own score (the dense weight too; the note's share is
+        fusion = FUSIONS[params.fusion]  # its own score (the dense weight too; the note's share is
         # the same for every chunk of the note, so it cannot change which is best)
 
         def fused(i: int) -> float:
             kr, mr = (keyword[chunks[i]] if scores[i] > 0 else None), meaning.get(chunks[i])
-            return Fusion(kr, None, mr, None, config.c, config.dense_weight).score
+            return Fusion(kr, None, mr, None, fusion.c, fusion.dense_weight).score
 
         best = max(range(len(chunks)), key=lambda i: (fused(i), -i))
     else:

@@ -121,3 +121,18 @@ def test_hybrid_why_not_gives_three_consistent_ranks(tmp_path: Path) -> None:
     bm25 = why_not(lib, query, "n30.md", SearchParams(k=k), emb)
     assert bm25.rank == keyword.index(bm25.chunk_id) + 1 and bm25.dense_rank is None
     assert [label for label, _ in bm25.rank_table()[1]] == ["By keywords", "In the bm25 list"]
+
+
+def test_hybrid_why_not_names_the_exclusion_that_left_the_note_out(tmp_path: Path) -> None:
+    """Hybrid, the note beyond the list and every chunk of it excluded: choosing its best chunk by the
+    fusion's score reused the analyzer's variable name, and naming the exclusion then failed on a
+    FusionConfig ("has no attribute 'parts'")."""
+    from .test_dense import HashEmbedder
+
+    notes = {
+        f"n{i:02d}.md": f"# N{i}\n\n" + "apple " * (i % 7 + 1) + f"pie crust{i % 5} oven " * (i % 3) for i in range(40)
+    }
+    lib, _ = build_index(write_notes(tmp_path / "n", notes), tmp_path / "idx", workers=1)
+    why = why_not(lib, "apple pie -crust3", "n08.md", SearchParams(k=10, mode="hybrid"), HashEmbedder())
+    assert why.left_out_by == ["every chunk of it holds crust3, which -crust3 leaves out"]
+    assert why.summary() == "The query leaves it out: every chunk of it holds crust3, which -crust3 leaves out."
