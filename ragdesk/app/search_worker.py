@@ -138,7 +138,7 @@ class SearchWorker(QObject):
     @Slot()
     @guarded("search_failed")
     def find_completions(self) -> None:
-        """The folder names and tags `path:` and `tag:` complete with (tags read every note once)."""
+        """The folder names and tags `path:` and `tag:` complete with (from the note table)."""
         if self.library is not None:
             self.completions_found.emit(filter_values(self.library.note_facts()))
 

@@ -15,7 +15,7 @@ from .hidden import strip_hidden
 from .injection import Finding
 from .injection_probe import InjectionProbe, with_probe
 from .params import DEFAULT_PROMPT_K, SearchParams
-from .query import Query, parse
+from .query import Query, as_query
 from .secrets import Secret, find_secrets, redact
 
 DEFAULT_INSTRUCTIONS = (
@@ -308,7 +308,7 @@ def prompt_from_search(
     Returns the prompt and the search it came from."""
     if params.group is None:
         params = replace(params, group=PROMPT_GROUPS_NOTES)
-    query = question if isinstance(question, Query) else parse(question)
+    query = as_query(question)
     result = lib.search(query, replace(params, k=k * 3), explain=False, resolved=resolved)
     probe = InjectionProbe.for_embedder(getattr(resolved, "embedder", None))
     excerpts = [Excerpt.of(h) for h in result.hits]

@@ -45,14 +45,10 @@ _NEEDS = {
 
 @dataclass(frozen=True)
 class Clause:
-    """A word or a quoted phrase of the query, as typed (`words` are its `\\w+` runs)."""
+    """A word or a quoted phrase of the query, as typed."""
 
     text: str
     phrase: bool = False
-
-    @property
-    def words(self) -> tuple[str, ...]:
-        return tuple(re.findall(r"\w+", self.text))
 
     def shown(self) -> str:
         return f'"{self.text}"' if self.phrase else self.text
@@ -94,11 +90,6 @@ class Query:
         """No operator, phrase or filter: ranked exactly as the words alone."""
         return not (self.required or self.excluded or self.filters)
 
-    @property
-    def masks(self) -> bool:
-        """Whether anything narrows the chunks ranked."""
-        return not self.plain
-
     def searched_as(self) -> str:
         """The query in words, as the window's "Searched as" line and `search` show it."""
         parts = []
@@ -124,6 +115,11 @@ class Query:
             "problems": list(self.problems),
             "searched_as": self.searched_as(),
         }
+
+
+def as_query(query: str | Query) -> Query:
+    """`query` as parsed: a Query is passed on as it is, text is parsed (the entry points' one door)."""
+    return query if isinstance(query, Query) else parse(query)
 
 
 def _grouped(filters: tuple[Filter, ...]) -> list[tuple[Filter, ...]]:

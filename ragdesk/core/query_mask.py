@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
-from .analyzers import Analyzer, casefold_all, fold_accents, normalize
+from .analyzers import Analyzer, fold_accents, normalize, word_tokens
 from .chunking import note_title
 from .loader import HASHTAGS, hashtags
 from .postings import MergedTermIndex, TermIndex
@@ -168,12 +167,7 @@ class NoteFacts:
         return dates >= end if f.field == "after" else dates < start
 
 
-def chunk_mask(
-    query: Query,
-    index: MaskedIndex,
-    facts: NoteFacts,
-    lookups: Sequence[Lookup],
-) -> np.ndarray | None:
+def chunk_mask(query: Query, facts: NoteFacts, lookups: Sequence[Lookup]) -> np.ndarray | None:
     """The chunks `query` lets through (None: all of them). Kept per query's constraints (typing more
     words keeps the filters; Show more and a re-search ask again): the ranking then pays nothing for
     them but the kernel's skipping."""
@@ -184,7 +178,7 @@ def chunk_mask(
     if kept is not None:
         facts.query_masks.move_to_end(key)
         return kept
-    keep = _compute_mask(query, index, facts, lookups)
+    keep = _compute_mask(query, facts, lookups)
     keep.flags.writeable = False  # shared by every search that asks for it
     facts.query_masks[key] = keep
     while len(facts.query_masks) > MASKS_KEPT:
@@ -192,28 +186,22 @@ def chunk_mask(
     return keep
 
 
-def _compute_mask(
-    query: Query, index: MaskedIndex, facts: NoteFacts, lookups: Sequence[Lookup]
-) -> np.ndarray:
-    keep = np.ones(index.n_chunks, dtype=bool)
+def _compute_mask(query: Query, facts: NoteFacts, lookups: Sequence[Lookup]) -> np.ndarray:
+    keep = np.ones(facts.index.n_chunks, dtype=bool)
     if query.filters:
-        keep &= facts.note_mask(query.filters)[np.asarray(index.chunk_note)]
+        keep &= facts.note_mask(query.filters)[np.asarray(facts.index.chunk_note)]
     for group in query.required:
         hit = np.zeros_like(keep)
         for clause in group:
-            hit |= holding(clause, index, facts, lookups, within=keep)
+            hit |= holding(clause, facts, lookups, within=keep)
         keep &= hit
     for clause in query.excluded:
-        keep &= ~holding(clause, index, facts, lookups, within=keep)
+        keep &= ~holding(clause, facts, lookups, within=keep)
     return keep
 
 
 def holding(
-    clause: Clause,
-    index: MaskedIndex,
-    facts: NoteFacts,
-    lookups: Sequence[Lookup],
-    within: np.ndarray | None = None,
+    clause: Clause, facts: NoteFacts, lookups: Sequence[Lookup], within: np.ndarray | None = None
 ) -> np.ndarray:
     """Chunks whose indexed text holds the clause's words adjacent and in order (a mask over chunks).
 
@@ -225,8 +213,8 @@ def holding(
     if cached is not None:
         facts.clause_masks.move_to_end(key)
         return cached
-    words = _normalized(list(clause.words), fold)
-    n = index.n_chunks
+    words = _words(clause.text, fold)
+    index, n = facts.index, facts.index.n_chunks
     candidates = np.ones(n, dtype=bool)
     exact = False  # one word whose term only that word makes: its postings are the answer
     for analyzer, terms in lookups:
@@ -250,7 +238,7 @@ def holding(
         ids = np.flatnonzero(candidates)
         needle = " " + " ".join(words) + " "
         for cid, text in zip(ids.tolist(), index.chunk_texts(ids.tolist())):
-            if needle in " " + " ".join(_normalized(casefold_all(re.findall(r"\w+", normalize(text))), fold)) + " ":
+            if needle in " " + " ".join(_words(text, fold)) + " ":
                 out[cid] = True
     if not narrowed:
         facts.clause_masks[key] = out
@@ -266,33 +254,28 @@ def _only_word(analyzer: Analyzer, word: str) -> bool:
     return name == "words" or (name == "stems" and len(word) < analyzer.config.stem_length)
 
 
-def _normalized(words: list[str], fold: bool) -> list[str]:
-    words = casefold_all([unicodedata.normalize("NFC", w) for w in words])
+def _words(text: str, fold: bool) -> list[str]:
+    """`text`'s words as the index reads them (NFC, casefolded), accents folded when it folds them."""
+    words = word_tokens(normalize(text))
     return [fold_accents(w) for w in words] if fold else words
 
 
-def why_left_out(
-    query: Query,
-    index: MaskedIndex,
-    facts: NoteFacts,
-    lookups: Sequence[Lookup],
-    note: int,
-) -> list[str]:
+def why_left_out(query: Query, facts: NoteFacts, lookups: Sequence[Lookup], note: int) -> list[str]:
     """What in `query` leaves every chunk of note `note` out (for why-not), one phrase each; [] when
     some chunk passes."""
-    first, end = int(index.note_first_chunk[note]), int(index.note_first_chunk[note + 1])
+    first, end = int(facts.index.note_first_chunk[note]), int(facts.index.note_first_chunk[note + 1])
     out = [f"{f.shown()} leaves its note out" for f in query.filters if not facts.note_mask([f])[note]]
     for group in query.required:
         held = np.zeros(end - first, dtype=bool)
         for clause in group:
-            held |= holding(clause, index, facts, lookups)[first:end]
+            held |= holding(clause, facts, lookups)[first:end]
         if not held.any():
             out.append(f"no chunk of it holds {' or '.join(c.shown() for c in group)}")
     for clause in query.excluded:
-        if holding(clause, index, facts, lookups)[first:end].all():
+        if holding(clause, facts, lookups)[first:end].all():
             out.append(f"every chunk of it holds {clause.shown()}, which -{clause.shown()} leaves out")
     if not out:
-        mask = chunk_mask(query, index, facts, lookups)
+        mask = chunk_mask(query, facts, lookups)
         if mask is not None and not mask[first:end].any():
             out.append("no chunk of it passes " + query.searched_as())
     return out

@@ -26,7 +26,7 @@ from .modes import Mode, Resolved
 from .nearest import SegmentedNearest
 from .params import SearchParams
 from .postings import MergedTermIndex, TermIndex
-from .query import Query, parse
+from .query import Query, as_query
 from .query_mask import NoteFacts, chunk_mask
 from .results import Hit, QueryTerm, SearchResult
 from .secret_layout import context_of
@@ -87,8 +87,7 @@ class Searcher:
         """The chunks `query`'s filters, phrases and exclusions let through (None: every chunk)."""
         if query.plain:
             return None
-        facts = self.index.note_facts()
-        return chunk_mask(query, facts.index, facts, self.lookups(config))
+        return chunk_mask(query, self.index.note_facts(), self.lookups(config))
 
     def lookups(self, config: AnalyzerConfig) -> list[tuple[Analyzer, TermIndex | MergedTermIndex]]:
         """Each single-index analyzer of `config` with its term index (what a phrase is looked up in)."""
@@ -115,7 +114,7 @@ class Searcher:
         `resolved` (core.modes.resolve): the mode, embedder and partial that run, its reason said in
         the result.
         """
-        q = query if isinstance(query, Query) else parse(query)
+        q = as_query(query)
         text = q.text
         p = params or SearchParams()
         if resolved is not None:
@@ -178,15 +177,16 @@ class Searcher:
     def count_matches(self, query: str | Query, analyzer: AnalyzerConfig | None = None) -> int:
         """How many chunks contain at least one of the query's terms and pass its filters (the BM25
         ranking's length), for "30 of N matches". Reads each query term's postings once."""
-        q = query if isinstance(query, Query) else parse(query)
+        q = as_query(query)
         config = analyzer or AnalyzerConfig()
+        parts = self.prepare(q.text, config)
         hit = np.zeros(self.index.n_chunks, dtype=bool)
-        for ref in query_refs(self.prepare(q.text, config)):
+        for ref in query_refs(parts):
             docs, _ = ref.index.postings(ref.term_id)
             hit[np.asarray(docs)] = True
         mask = self.mask(q, config)
-        if mask is not None:
-            hit = mask if not q.text.strip() or not self.prepare(q.text, config)[0].qterms else hit & mask
+        if mask is not None:  # filters only: every chunk they keep (as the listing shows their notes)
+            hit = hit & mask if parts[0].qterms else mask
         return int(hit.sum())
 
     def _listing(
@@ -308,7 +308,7 @@ class Searcher:
     ) -> dict[int, int | None]:
         """`rank_of` for several chunks, the query scored once (ties by chunk id, as the search breaks
         them); a chunk the query's filters leave out has none."""
-        q = query if isinstance(query, Query) else parse(query)
+        q = as_query(query)
         refs = query_refs(self.prepare(q.text, analyzer))
         docs, scores = score_all(refs, self.index.n_chunks, k1, b, self.mask(q, analyzer))
         ranks: dict[int, int | None] = {}
@@ -330,8 +330,7 @@ class Searcher:
         b: float = DEFAULT_B,
     ) -> list[TermRow]:
         """One row per distinct query term (per analyzer part) for `chunk_id`; they sum to its score."""
-        text = query.text if isinstance(query, Query) else parse(query).text
-        return explain_rows(self.prepare(text, analyzer or AnalyzerConfig()), [chunk_id], k1, b)[0]
+        return explain_rows(self.prepare(as_query(query).text, analyzer or AnalyzerConfig()), [chunk_id], k1, b)[0]
 
     def highlight_spans(
         self, text: str, query: str | Query, analyzer: AnalyzerConfig
@@ -341,7 +340,7 @@ class Searcher:
         A word matches through trigrams only when at least half of its trigrams are query trigrams,
         so a shared "_co" does not light up every word that starts like the query.
         """
-        words = query.text if isinstance(query, Query) else parse(query).text
+        words = as_query(query).text
         parts = []
         for cfg, _ in analyzer.parts():
             a = self.index.analyzer(cfg)

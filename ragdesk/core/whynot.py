@@ -19,7 +19,7 @@ from .fusion import FUSION_DEPTH, FUSIONS, Fusion
 from .modes import Mode
 from .params import SearchParams
 from .paths import shown
-from .query import Query, parse
+from .query import Query, as_query
 from .query_mask import why_left_out
 from .search import explain_rows
 
@@ -155,7 +155,7 @@ def why_not(
         skipped = next((s for s in lib.skipped if s.path == path and not s.loaded), None)
         why = f"it was skipped: {skipped.reason}" if skipped else "no such note in the index"
         raise NotIndexed(f"{path} is not indexed ({why})")
-    q = query if isinstance(query, Query) else parse(query)
+    q = as_query(query)
     text = q.text
     parts = lib.searcher.prepare(text, config)
     chunks = list(lib.chunks_of_note(note))
@@ -231,4 +231,4 @@ def _left_out_by(lib: Any, q: Query, config: Any, note: int, chunks: list[int], 
     """The query's filters, phrases or exclusions that leave every chunk of the note out."""
     if mask is None or mask[chunks].any():
         return []
-    return why_left_out(q, lib, lib.note_facts(), lib.searcher.lookups(config), note)
+    return why_left_out(q, lib.note_facts(), lib.searcher.lookups(config), note)

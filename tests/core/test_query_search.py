@@ -4,6 +4,7 @@ compiled kernel, the numpy path and a base + delta index."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import random
@@ -151,19 +152,11 @@ def test_a_filtered_top_k_is_filter_everything_then_rank(corpus, raw: str, k: in
     lib, facts, _ = corpus
     want = _expected(lib, facts, raw, k)
     for compiled in (True, False):
-        ctx = kernels.python_only(text=False) if not compiled else _nothing()
+        ctx = kernels.python_only(text=False) if not compiled else contextlib.nullcontext()
         with ctx:
             got = lib.search(raw, k=k, mode="bm25")
         assert [(h.chunk_id, h.score) for h in got.hits] == want, (raw, compiled)
         assert (got.reason is None) == bool(want) or not parse(raw).text.strip()
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def test_filters_only_list_the_matching_notes_newest_first(corpus) -> None:  # type: ignore[no-untyped-def]
@@ -221,7 +214,7 @@ def test_a_delta_segment_filters_the_same(tmp_path: Path, monkeypatch: pytest.Mo
     full, _ = build_index(folder, tmp_path / "full", workers=1)
     for raw in ("rebase path:git", 'rebase branch -"merge commit" ext:md', '"rebase branch" -path:vim',
                 "commit tag:python"):  # fmt: skip
-        for ctx in (_nothing(), kernels.python_only(text=False)):
+        for ctx in (contextlib.nullcontext(), kernels.python_only(text=False)):
             with ctx:
                 got = [(h.path, h.span, h.score) for h in lib.search(raw, k=8, mode="bm25").hits]
                 want = [(h.path, h.span, h.score) for h in full.search(raw, k=8, mode="bm25").hits]
@@ -246,7 +239,7 @@ def test_dense_top_k_within_a_mask_is_the_exhaustive_ranking_of_the_kept_rows(se
         for k in (1, 10, 100, 5000):
             ids, cos = exhaustive_top_k(rows[kept], query, k)
             want = (kept[ids].tolist(), cos.tolist())
-            for ctx in (_nothing(), kernels.python_only()):
+            for ctx in (contextlib.nullcontext(), kernels.python_only()):
                 with ctx:
                     got = SegmentedNearest(parts, remaps).top_k_within(query, k, mask)
                 assert (got[0].tolist(), got[1].tolist()) == want, (k, share)
